@@ -1,0 +1,51 @@
+import Foundation
+
+/// Everything a client (or the expiry job) can ask SniffMeet to do.
+///
+/// Ids of things a command creates (`userID` on sign-up, `requestID`, `walkID`) are made by the
+/// command handler, so that `decide` stays a pure function of its inputs.
+public enum Command: Sendable, Equatable {
+    /// Sign up with a dog profile; reserves the nickname.
+    case registerUser(userID: UUID, profile: DogProfile)
+    /// Change parts of the profile; a new nickname releases the old one and reserves the new one.
+    case updateProfile(userID: UUID, changes: ProfileChanges)
+    /// Store the phone's push token (hex, 1–200 characters).
+    case setDeviceToken(userID: UUID, token: String)
+    /// Ask `to` to become mates, with the drop token `to` handed out (as found by the handler).
+    /// `requestID` names the new request if one is created.
+    case requestMate(requestID: UUID, from: UUID, to: UUID, dropToken: PresentedDropToken?)
+    /// The addressee accepts the request.
+    case acceptMate(requestID: UUID, pair: MatePair, by: UUID)
+    /// The addressee declines the request.
+    case declineMate(requestID: UUID, pair: MatePair, by: UUID)
+    /// The requester withdraws the request.
+    case cancelMateRequest(requestID: UUID, pair: MatePair, by: UUID)
+    /// Stop being mates with `mate`.
+    case unpair(by: UUID, mate: UUID)
+    /// Invite a mate for a walk at a meeting point.
+    case sendWalk(walkID: UUID, from: UUID, to: UUID, message: String, latitude: Double, longitude: Double, placeName: String?)
+    /// The addressee answers a walk request.
+    case respondWalk(walkID: UUID, by: UUID, answer: WalkAnswer)
+    /// The sender withdraws a walk request.
+    case cancelWalk(walkID: UUID, by: UUID)
+    /// The expiry job marks a walk past its deadline.
+    case expireWalk(walkID: UUID)
+
+    /// The command's name, for metadata and logs.
+    public var name: String {
+        switch self {
+        case .registerUser: "RegisterUser"
+        case .updateProfile: "UpdateProfile"
+        case .setDeviceToken: "SetDeviceToken"
+        case .requestMate: "RequestMate"
+        case .acceptMate: "AcceptMate"
+        case .declineMate: "DeclineMate"
+        case .cancelMateRequest: "CancelMateRequest"
+        case .unpair: "Unpair"
+        case .sendWalk: "SendWalk"
+        case .respondWalk: "RespondWalk"
+        case .cancelWalk: "CancelWalk"
+        case .expireWalk: "ExpireWalk"
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// The dog card: the owner's nickname and the dog's traits. One user = one owner = one dog.
+///
+/// JSON keys are snake_case as in the API; `profile_image` is written as `null` when absent,
+/// so that the stored JSON always has the same keys.
+public struct DogProfile: Sendable, Equatable, Codable {
+    /// The owner's nickname, 2–8 characters, unique ignoring case.
+    public var nickname: String
+    /// The dog's name, 1–15 characters.
+    public var dogName: String
+    /// The dog's age in years, 0–99.
+    public var age: Int
+    public var sex: Sex
+    public var neutered: Bool
+    public var size: Size
+    /// One or two distinct keywords, in the order the owner chose them.
+    public var keywords: [Keyword]
+    /// The name of an uploaded picture, 1–200 characters, or `nil`.
+    public var profileImage: String?
+
+    public init(
+        nickname: String, dogName: String, age: Int, sex: Sex, neutered: Bool,
+        size: Size, keywords: [Keyword], profileImage: String? = nil
+    ) {
+        self.nickname = nickname
+        self.dogName = dogName
+        self.age = age
+        self.sex = sex
+        self.neutered = neutered
+        self.size = size
+        self.keywords = keywords
+        self.profileImage = profileImage
+    }
+
+    /// Limits of the profile fields (characters are counted as the user sees them).
+    public static let nicknameLength = 2...8
+    public static let dogNameLength = 1...15
+    public static let ageRange = 0...99
+    public static let keywordCount = 1...2
+    public static let profileImageLength = 1...200
+
+    /// Checks every field rule; throws `validation_failed` naming the first bad field.
+    public func validate() throws(DomainError) {
+        guard Self.nicknameLength.contains(nickname.count) else {
+            throw .validationFailed(field: "nickname", reason: "must be 2 to 8 characters")
+        }
+        guard Self.dogNameLength.contains(dogName.count) else {
+            throw .validationFailed(field: "dog_name", reason: "must be 1 to 15 characters")
+        }
+        guard Self.ageRange.contains(age) else {
+            throw .validationFailed(field: "age", reason: "must be 0 to 99")
+        }
+        guard Self.keywordCount.contains(keywords.count), Set(keywords).count == keywords.count else {
+            throw .validationFailed(field: "keywords", reason: "must be 1 or 2 distinct keywords")
+        }
+        if let profileImage, !Self.profileImageLength.contains(profileImage.count) {
+            throw .validationFailed(field: "profile_image", reason: "must be 1 to 200 characters")
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case nickname, dogName = "dog_name", age, sex, neutered, size, keywords, profileImage = "profile_image"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(nickname, forKey: .nickname)
+        try c.encode(dogName, forKey: .dogName)
+        try c.encode(age, forKey: .age)
+        try c.encode(sex, forKey: .sex)
+        try c.encode(neutered, forKey: .neutered)
+        try c.encode(size, forKey: .size)
+        try c.encode(keywords, forKey: .keywords)
+        try c.encode(profileImage, forKey: .profileImage)  // explicit null keeps the key set stable
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Every fact SniffMeet records, for all stream kinds.
+///
+/// One flat enum (rather than one per stream) so the log, projectors and replay tool handle a
+/// single type; each stream's `evolve` simply ignores events that are not its own.
+public enum Event: Equatable, Sendable {
+    // user-<uuid>
+    case userRegistered(UserRegistered)
+    case profileUpdated(ProfileUpdated)
+    case deviceTokenSet(DeviceTokenSet)
+    // nickname-<lowercased>
+    case nicknameReserved(NicknameClaim)
+    case nicknameReleased(NicknameClaim)
+    // mates-<lo>-<hi>
+    case mateRequested(MateRequestUpdate)
+    case mateAccepted(MateAccepted)
+    case mateDeclined(MateRequestUpdate)
+    case mateRequestCancelled(MateRequestUpdate)
+    case matesUnpaired(MatesUnpaired)
+    // walk-<uuid>
+    case walkRequested(WalkRequested)
+    case walkAccepted(WalkUpdate)
+    case walkDeclined(WalkUpdate)
+    case walkCancelled(WalkUpdate)
+    case walkExpired(WalkUpdate)
+
+    /// Every stored type name, in the order of the cases above.
+    public static let typeNames: [String] = [
+        "user_registered", "profile_updated", "device_token_set",
+        "nickname_reserved", "nickname_released",
+        "mate_requested", "mate_accepted", "mate_declined", "mate_request_cancelled", "mates_unpaired",
+        "walk_requested", "walk_accepted", "walk_declined", "walk_cancelled", "walk_expired",
+    ]
+
+    /// The stable type name stored in the log's `type` column (snake_case; never renamed).
+    public var typeName: String {
+        switch self {
+        case .userRegistered: "user_registered"
+        case .profileUpdated: "profile_updated"
+        case .deviceTokenSet: "device_token_set"
+        case .nicknameReserved: "nickname_reserved"
+        case .nicknameReleased: "nickname_released"
+        case .mateRequested: "mate_requested"
+        case .mateAccepted: "mate_accepted"
+        case .mateDeclined: "mate_declined"
+        case .mateRequestCancelled: "mate_request_cancelled"
+        case .matesUnpaired: "mates_unpaired"
+        case .walkRequested: "walk_requested"
+        case .walkAccepted: "walk_accepted"
+        case .walkDeclined: "walk_declined"
+        case .walkCancelled: "walk_cancelled"
+        case .walkExpired: "walk_expired"
+        }
+    }
+
+    /// The schema version this code writes for the event's type (stored in the metadata).
+    public var schemaVersion: Int { Self.currentSchemaVersion(of: typeName) }
+
+    /// The schema version this code writes for `typeName`. All types are at version 1;
+    /// bump one here together with an upcaster in `EventUpcasting` when its JSON changes.
+    public static func currentSchemaVersion(of typeName: String) -> Int { 1 }
+}

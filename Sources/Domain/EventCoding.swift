@@ -1,0 +1,80 @@
+import Foundation
+
+/// Why stored event JSON could not be turned into an `Event`.
+public enum EventDecodingError: Error, Equatable, Sendable {
+    /// The type name is not one this code knows.
+    case unknownType(String)
+    /// The schema version is newer than this code, or older with no upcaster to bridge it.
+    case unsupportedSchemaVersion(typeName: String, version: Int)
+    /// The JSON does not match the type's schema.
+    case malformed(typeName: String, reason: String)
+}
+
+extension Event {
+    /// The event's JSON for the log's `data` column: sorted keys, snake_case, lowercase UUIDs,
+    /// RFC 3339 UTC dates with milliseconds. The same event always gives the same bytes.
+    public func encodedData() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Timestamp.string(from: date))
+        }
+        do {
+            switch self {
+            case .userRegistered(let p): return try encoder.encode(p)
+            case .profileUpdated(let p): return try encoder.encode(p)
+            case .deviceTokenSet(let p): return try encoder.encode(p)
+            case .nicknameReserved(let p), .nicknameReleased(let p): return try encoder.encode(p)
+            case .mateRequested(let p), .mateDeclined(let p), .mateRequestCancelled(let p): return try encoder.encode(p)
+            case .mateAccepted(let p): return try encoder.encode(p)
+            case .matesUnpaired(let p): return try encoder.encode(p)
+            case .walkRequested(let p): return try encoder.encode(p)
+            case .walkAccepted(let p), .walkDeclined(let p), .walkCancelled(let p), .walkExpired(let p):
+                return try encoder.encode(p)
+            }
+        } catch {
+            // Only non-finite doubles can fail, and decide() never lets them into an event.
+            preconditionFailure("event \(typeName) could not be encoded: \(error)")
+        }
+    }
+
+    /// Reads an event back from the log. JSON written under an older `schemaVersion` is first
+    /// brought up to the current version by `EventUpcasting`.
+    public static func decode(typeName: String, schemaVersion: Int, data: Data) throws -> Event {
+        guard typeNames.contains(typeName) else { throw EventDecodingError.unknownType(typeName) }
+        let current = try EventUpcasting.upcast(typeName: typeName, from: schemaVersion, data: data)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = Timestamp.date(from: text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an RFC 3339 UTC time: \(text)")
+            }
+            return date
+        }
+        func payload<P: Decodable>(_: P.Type) throws -> P {
+            do { return try decoder.decode(P.self, from: current) } catch {
+                throw EventDecodingError.malformed(typeName: typeName, reason: "\(error)")
+            }
+        }
+        switch typeName {
+        case "user_registered": return .userRegistered(try payload(UserRegistered.self))
+        case "profile_updated": return .profileUpdated(try payload(ProfileUpdated.self))
+        case "device_token_set": return .deviceTokenSet(try payload(DeviceTokenSet.self))
+        case "nickname_reserved": return .nicknameReserved(try payload(NicknameClaim.self))
+        case "nickname_released": return .nicknameReleased(try payload(NicknameClaim.self))
+        case "mate_requested": return .mateRequested(try payload(MateRequestUpdate.self))
+        case "mate_accepted": return .mateAccepted(try payload(MateAccepted.self))
+        case "mate_declined": return .mateDeclined(try payload(MateRequestUpdate.self))
+        case "mate_request_cancelled": return .mateRequestCancelled(try payload(MateRequestUpdate.self))
+        case "mates_unpaired": return .matesUnpaired(try payload(MatesUnpaired.self))
+        case "walk_requested": return .walkRequested(try payload(WalkRequested.self))
+        case "walk_accepted": return .walkAccepted(try payload(WalkUpdate.self))
+        case "walk_declined": return .walkDeclined(try payload(WalkUpdate.self))
+        case "walk_cancelled": return .walkCancelled(try payload(WalkUpdate.self))
+        case "walk_expired": return .walkExpired(try payload(WalkUpdate.self))
+        default: throw EventDecodingError.unknownType(typeName)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+
+/// Payload of `nickname_reserved` and `nickname_released` on the `nickname-<lowercased>` stream.
+public struct NicknameClaim: Sendable, Equatable, Codable {
+    /// The nickname in lowercase, as in the stream name.
+    public var nickname: String
+    /// The user who reserves or releases it.
+    public var userID: UUID
+    public var at: Date
+
+    public init(nickname: String, userID: UUID, at: Date) {
+        self.nickname = nickname
+        self.userID = userID
+        self.at = at
+    }
+
+    enum CodingKeys: String, CodingKey { case nickname, userID = "user_id", at }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(nickname, forKey: .nickname)
+        try c.encode(userID.lowercasedString, forKey: .userID)
+        try c.encode(at, forKey: .at)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// The one time format of the log and the API: RFC 3339, UTC, milliseconds,
+/// e.g. `2026-11-23T07:00:00.000Z`.
+///
+/// Written by hand (civil-from-days arithmetic) rather than with a formatter so the output
+/// never depends on locale, calendar settings or platform, and the stored JSON stays byte-stable.
+public enum Timestamp {
+    /// `date` rounded to whole milliseconds, the precision the log keeps.
+    /// Decisions use it so an event in memory equals the same event read back from the log.
+    public static func truncatedToMilliseconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds(date)) / 1000)
+    }
+
+    /// Renders `date` as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    public static func string(from date: Date) -> String {
+        let ms = milliseconds(date)
+        let days = floorDiv(ms, 86_400_000)
+        let msOfDay = ms - days * 86_400_000
+        let (y, m, d) = civil(fromDays: days)
+        let h = msOfDay / 3_600_000, min = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, milli = msOfDay % 1000
+        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(h, 2) + ":" + pad(min, 2) + ":"
+            + pad(s, 2) + "." + pad(milli, 3) + "Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`; `nil` for anything else.
+    public static func date(from string: String) -> Date? {
+        let chars = Array(string.utf8)
+        guard chars.count >= 20, chars.last == UInt8(ascii: "Z"),
+              chars[4] == UInt8(ascii: "-"), chars[7] == UInt8(ascii: "-"),
+              chars[10] == UInt8(ascii: "T") || chars[10] == UInt8(ascii: "t"),
+              chars[13] == UInt8(ascii: ":"), chars[16] == UInt8(ascii: ":"),
+              let y = number(chars[0..<4]), let mo = number(chars[5..<7]), let d = number(chars[8..<10]),
+              let h = number(chars[11..<13]), let mi = number(chars[14..<16]), let s = number(chars[17..<19]),
+              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 60
+        else { return nil }
+        var fractionMs = 0
+        let rest = chars[19..<(chars.count - 1)]
+        if !rest.isEmpty {
+            guard rest.first == UInt8(ascii: "."), rest.count >= 2, rest.count <= 10,
+                  let digits = number(rest.dropFirst()) else { return nil }
+            // Keep milliseconds only, as the log does.
+            let width = rest.count - 1
+            fractionMs = width >= 3 ? digits / pow10(width - 3) : digits * pow10(3 - width)
+        }
+        let days = self.days(fromCivil: y, mo, d)
+        let ms = ((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + fractionMs
+        return Date(timeIntervalSince1970: Double(ms) / 1000)
+    }
+
+    private static func milliseconds(_ date: Date) -> Int {
+        Int((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    private static func floorDiv(_ a: Int, _ b: Int) -> Int {
+        a >= 0 ? a / b : -((-a + b - 1) / b)
+    }
+
+    private static func pow10(_ n: Int) -> Int { (0..<n).reduce(1) { acc, _ in acc * 10 } }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let s = String(value)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+
+    private static func number(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var value = 0
+        for b in bytes {
+            guard b >= UInt8(ascii: "0"), b <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(b - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    // Howard Hinnant's days-from-civil / civil-from-days (proleptic Gregorian calendar).
+    private static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = floorDiv(y, 400)
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    private static func civil(fromDays z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = floorDiv(z, 146_097)
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// The decider of the `user-<uuid>` stream: sign-up, profile changes, device token.
+///
+/// Nickname uniqueness is not decided here but by `NicknameDecider` on the nickname streams,
+/// which `SniffMeet.decide` writes in the same append.
+public enum UserDecider {
+    /// What can be asked of one user stream.
+    public enum Command: Sendable, Equatable {
+        case register(userID: UUID, profile: DogProfile)
+        case updateProfile(userID: UUID, changes: ProfileChanges)
+        case setDeviceToken(userID: UUID, token: String)
+    }
+
+    /// Device tokens are hex strings of 1 to 200 characters.
+    public static let deviceTokenLength = 1...200
+
+    public static let initial = UserState.initial
+
+    public static func evolve(_ state: UserState, _ event: Event) -> UserState {
+        var s = state
+        switch event {
+        case .userRegistered(let e):
+            s.userID = e.userID
+            s.profile = e.profile
+            s.registeredAt = e.registeredAt
+        case .profileUpdated(let e):
+            s.profile = e.profile
+        case .deviceTokenSet(let e):
+            s.deviceToken = e.deviceToken
+        default:
+            break
+        }
+        return s
+    }
+
+    public static func decide(_ command: Command, _ state: UserState, now: Date) throws(DomainError) -> [Event] {
+        switch command {
+        case .register(let userID, let profile):
+            try profile.validate()
+            // User ids are made by the server; a second sign-up on one stream is a bug, not a retry
+            // (retries are caught earlier by the command id).
+            guard !state.isRegistered else { throw .alreadyExists }
+            return [.userRegistered(UserRegistered(userID: userID, profile: profile, registeredAt: now))]
+
+        case .updateProfile(let userID, let changes):
+            guard let current = state.profile else { throw .userNotFound }
+            let updated = changes.applied(to: current)
+            try updated.validate()
+            // Nothing changed: record nothing.
+            guard updated != current else { return [] }
+            return [.profileUpdated(ProfileUpdated(userID: userID, profile: updated, updatedAt: now))]
+
+        case .setDeviceToken(let userID, let token):
+            guard deviceTokenLength.contains(token.count),
+                  token.unicodeScalars.allSatisfy({ $0.isASCIIHexDigit }) else {
+                throw .validationFailed(field: "device_token", reason: "must be 1 to 200 hex digits")
+            }
+            guard state.isRegistered else { throw .userNotFound }
+            guard state.deviceToken != token else { return [] }
+            return [.deviceTokenSet(DeviceTokenSet(userID: userID, deviceToken: token, at: now))]
+        }
+    }
+}
+
+extension Unicode.Scalar {
+    /// 0-9, a-f, A-F only (`Character.isHexDigit` also accepts fullwidth forms).
+    var isASCIIHexDigit: Bool {
+        switch value {
+        case 0x30...0x39, 0x41...0x46, 0x61...0x66: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+// Payloads of the `user-<uuid>` stream. Each carries the whole profile, so the profiles
+// read model is built from events alone, without looking back at earlier events.
+
+/// `user_registered`: a new owner signed up with their dog's profile.
+public struct UserRegistered: Sendable, Equatable, Codable {
+    public var userID: UUID
+    public var profile: DogProfile
+    public var registeredAt: Date
+
+    public init(userID: UUID, profile: DogProfile, registeredAt: Date) {
+        self.userID = userID
+        self.profile = profile
+        self.registeredAt = registeredAt
+    }
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", profile, registeredAt = "registered_at" }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userID.lowercasedString, forKey: .userID)
+        try c.encode(profile, forKey: .profile)
+        try c.encode(registeredAt, forKey: .registeredAt)
+    }
+}
+
+/// `profile_updated`: the owner changed their profile; carries the full new profile.
+public struct ProfileUpdated: Sendable, Equatable, Codable {
+    public var userID: UUID
+    public var profile: DogProfile
+    public var updatedAt: Date
+
+    public init(userID: UUID, profile: DogProfile, updatedAt: Date) {
+        self.userID = userID
+        self.profile = profile
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", profile, updatedAt = "updated_at" }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userID.lowercasedString, forKey: .userID)
+        try c.encode(profile, forKey: .profile)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+/// `device_token_set`: the phone's push token (hex).
+public struct DeviceTokenSet: Sendable, Equatable, Codable {
+    public var userID: UUID
+    public var deviceToken: String
+    public var at: Date
+
+    public init(userID: UUID, deviceToken: String, at: Date) {
+        self.userID = userID
+        self.deviceToken = deviceToken
+        self.at = at
+    }
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", deviceToken = "device_token", at }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userID.lowercasedString, forKey: .userID)
+        try c.encode(deviceToken, forKey: .deviceToken)
+        try c.encode(at, forKey: .at)
+    }
+}
