@@ -78,7 +78,7 @@ public enum SniffMeet {
     ) throws(DomainError) -> Decision {
         // The log keeps milliseconds; deciding at that precision makes the events in memory
         // equal to the ones read back.
-        let now = Timestamp.truncatedToMilliseconds(context.now)
+        let now = Timestamp.roundedToMilliseconds(context.now)
         func user(_ s: StreamName) -> UserState { states[s]?.user ?? .initial }
         func nickname(_ s: StreamName) -> NicknameState { states[s]?.nickname ?? .initial }
         func mates(_ s: StreamName) -> MatesState { states[s]?.mates ?? .initial }

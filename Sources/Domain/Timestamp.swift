@@ -8,7 +8,7 @@ import Foundation
 public enum Timestamp {
     /// `date` rounded to whole milliseconds, the precision the log keeps.
     /// Decisions use it so an event in memory equals the same event read back from the log.
-    public static func truncatedToMilliseconds(_ date: Date) -> Date {
+    public static func roundedToMilliseconds(_ date: Date) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds(date)) / 1000)
     }
 

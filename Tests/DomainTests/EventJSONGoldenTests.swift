@@ -1,0 +1,107 @@
+import Foundation
+import XCTest
+@testable import Domain
+
+/// The stored JSON of every event type, pinned byte for byte. Changing one of these strings
+/// means changing the log's format: bump the schema version and add an upcaster instead.
+final class EventJSONGoldenTests: XCTestCase {
+    static let a = "a0000000-0000-4000-8000-00000000000a"
+    static let b = "b0000000-0000-4000-8000-00000000000b"
+    static let r = "d0000000-0000-4000-8000-000000000001"
+    static let w = "e0000000-0000-4000-8000-000000000001"
+    static let at = "2027-01-15T08:00:00.000Z"
+    static let profileJSON = #"{"age":3,"dog_name":"Bello","keywords":["friendly","smart"],"neutered":true,"nickname":"Rex","profile_image":null,"sex":"male","size":"medium"}"#
+
+    static let t1 = t0.addingTimeInterval(1.5)
+    static let mateStep = MateRequestUpdate(requestID: request1, from: alice, to: bob, at: t0)
+    static let walkStep = WalkUpdate(walkID: walk1, from: alice, to: bob, at: t0)
+
+    /// Every event type once, with its exact JSON.
+    static let goldens: [(Event, String)] = [
+        (.userRegistered(UserRegistered(userID: alice, profile: profile(), registeredAt: t0)),
+         #"{"profile":\#(profileJSON),"registered_at":"\#(at)","user_id":"\#(a)"}"#),
+        (.profileUpdated(ProfileUpdated(userID: alice, profile: profile(sex: .female, size: .small, keywords: [.shy], profileImage: "rex/1.jpg"), updatedAt: t1)),
+         #"{"profile":{"age":3,"dog_name":"Bello","keywords":["shy"],"neutered":true,"nickname":"Rex","profile_image":"rex/1.jpg","sex":"female","size":"small"},"updated_at":"2027-01-15T08:00:01.500Z","user_id":"\#(a)"}"#),
+        (.deviceTokenSet(DeviceTokenSet(userID: alice, deviceToken: "00ffAA", at: t0)),
+         #"{"at":"\#(at)","device_token":"00ffAA","user_id":"\#(a)"}"#),
+        (.nicknameReserved(NicknameClaim(nickname: "rex", userID: alice, at: t0)),
+         #"{"at":"\#(at)","nickname":"rex","user_id":"\#(a)"}"#),
+        (.nicknameReleased(NicknameClaim(nickname: "rex", userID: alice, at: t0)),
+         #"{"at":"\#(at)","nickname":"rex","user_id":"\#(a)"}"#),
+        (.mateRequested(mateStep),
+         #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#),
+        (.mateAccepted(MateAccepted(requestID: request1, from: alice, to: bob, at: t0, mutual: true)),
+         #"{"at":"\#(at)","from":"\#(a)","mutual":true,"request_id":"\#(r)","to":"\#(b)"}"#),
+        (.mateDeclined(mateStep),
+         #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#),
+        (.mateRequestCancelled(mateStep),
+         #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#),
+        (.matesUnpaired(MatesUnpaired(by: bob, mate: alice, at: t0)),
+         #"{"at":"\#(at)","by":"\#(b)","mate":"\#(a)"}"#),
+        (.walkRequested(WalkRequested(walkID: walk1, from: alice, to: bob, message: "Gassi? 🐕", latitude: 52.52, longitude: 13.405,
+                                      placeName: "Tiergarten", createdAt: t0, expiresAt: t0.addingTimeInterval(60))),
+         #"{"created_at":"\#(at)","expires_at":"2027-01-15T08:01:00.000Z","from":"\#(a)","latitude":52.52,"longitude":13.405,"message":"Gassi? 🐕","place_name":"Tiergarten","to":"\#(b)","walk_id":"\#(w)"}"#),
+        (.walkAccepted(walkStep),
+         #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
+        (.walkDeclined(walkStep),
+         #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
+        (.walkCancelled(walkStep),
+         #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
+        (.walkExpired(walkStep),
+         #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
+    ]
+
+    func test_everyEventType_hasAGolden() {
+        XCTAssertEqual(Self.goldens.map(\.0.typeName), Event.typeNames)
+        XCTAssertEqual(Set(Event.typeNames).count, 15)
+    }
+
+    func test_everyEventType_encodesToItsGoldenJSON() {
+        for (event, json) in Self.goldens {
+            XCTAssertEqual(String(decoding: event.encodedData(), as: UTF8.self), json, event.typeName)
+        }
+    }
+
+    func test_everyEventType_roundTripsThroughItsJSON() throws {
+        for (event, json) in Self.goldens {
+            XCTAssertEqual(try Event.decode(typeName: event.typeName, schemaVersion: event.schemaVersion, data: Data(json.utf8)), event, event.typeName)
+        }
+    }
+
+    func test_encoding_isDeterministic() {
+        for (event, _) in Self.goldens {
+            XCTAssertEqual(event.encodedData(), event.encodedData())
+        }
+    }
+
+    func test_walkRequested_withoutPlaceName_writesNull() throws {
+        let event = Event.walkRequested(WalkRequested(walkID: walk1, from: alice, to: bob, message: "Now", latitude: -33.8688, longitude: 151,
+                                                      placeName: nil, createdAt: t0, expiresAt: t0.addingTimeInterval(60)))
+        let json = #"{"created_at":"\#(Self.at)","expires_at":"2027-01-15T08:01:00.000Z","from":"\#(Self.a)","latitude":-33.8688,"longitude":151,"message":"Now","place_name":null,"to":"\#(Self.b)","walk_id":"\#(Self.w)"}"#
+        XCTAssertEqual(String(decoding: event.encodedData(), as: UTF8.self), json)
+        XCTAssertEqual(try Event.decode(typeName: "walk_requested", schemaVersion: 1, data: Data(json.utf8)), event)
+    }
+
+    func test_currentSchemaVersion_isOneForAllTypes() {
+        for (event, _) in Self.goldens { XCTAssertEqual(event.schemaVersion, 1) }
+    }
+
+    func test_decode_unknownType_throws() {
+        XCTAssertThrowsError(try Event.decode(typeName: "dog_barked", schemaVersion: 1, data: Data("{}".utf8))) {
+            XCTAssertEqual($0 as? EventDecodingError, .unknownType("dog_barked"))
+        }
+    }
+
+    func test_decode_newerSchemaVersion_throws() {
+        XCTAssertThrowsError(try Event.decode(typeName: "walk_accepted", schemaVersion: 2, data: Data("{}".utf8))) {
+            XCTAssertEqual($0 as? EventDecodingError, .unsupportedSchemaVersion(typeName: "walk_accepted", version: 2))
+        }
+    }
+
+    func test_decode_malformedJSON_throws() {
+        XCTAssertThrowsError(try Event.decode(typeName: "walk_accepted", schemaVersion: 1, data: Data(#"{"walk_id":"nope"}"#.utf8))) {
+            guard case .malformed(let type, _)? = $0 as? EventDecodingError else { return XCTFail("\($0)") }
+            XCTAssertEqual(type, "walk_accepted")
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import XCTest
+@testable import Domain
+
+/// Rules of the dog profile and the user stream.
+final class ProfileRulesTests: XCTestCase {
+    func test_register_recordsProfileAndReservesNickname() throws {
+        var w = World()
+        let decision = try w.run(.registerUser(userID: alice, profile: profile(nickname: "Rex")))
+        XCTAssertEqual(decision.appends.map(\.stream.rawValue),
+                       ["user-a0000000-0000-4000-8000-00000000000a", "nickname-rex"])
+        XCTAssertEqual(decision.events(for: .user(alice)),
+                       [.userRegistered(UserRegistered(userID: alice, profile: profile(nickname: "Rex"), registeredAt: t0))])
+        XCTAssertEqual(decision.events(for: .nickname("REX")),
+                       [.nicknameReserved(NicknameClaim(nickname: "rex", userID: alice, at: t0))])
+        XCTAssertFalse(decision.consumesDropToken)
+        let user = w.state(.user(alice)).user!
+        XCTAssertTrue(user.isRegistered)
+        XCTAssertEqual(user.nickname, "Rex")
+        XCTAssertEqual(user.registeredAt, t0)
+    }
+
+    func test_dogName_mustBe1To15Characters() throws {
+        assertRefused("validation_failed", field: "dog_name") { try profile(dogName: "").validate() }
+        assertRefused("validation_failed", field: "dog_name") { try profile(dogName: String(repeating: "x", count: 16)).validate() }
+        XCTAssertNoThrow(try profile(dogName: String(repeating: "x", count: 15)).validate())
+        // Characters as the user sees them: 15 dog emoji are 15 characters.
+        XCTAssertNoThrow(try profile(dogName: String(repeating: "🐕", count: 15)).validate())
+        var w = World()
+        assertRefused("validation_failed", field: "dog_name") { try w.run(.registerUser(userID: alice, profile: profile(dogName: ""))) }
+    }
+
+    func test_age_mustBe0To99() {
+        assertRefused("validation_failed", field: "age") { try profile(age: -1).validate() }
+        assertRefused("validation_failed", field: "age") { try profile(age: 100).validate() }
+        XCTAssertNoThrow(try profile(age: 0).validate())
+        XCTAssertNoThrow(try profile(age: 99).validate())
+    }
+
+    func test_keywords_mustBeOneOrTwoDistinct() {
+        assertRefused("validation_failed", field: "keywords") { try profile(keywords: []).validate() }
+        assertRefused("validation_failed", field: "keywords") { try profile(keywords: [.shy, .smart, .friendly]).validate() }
+        assertRefused("validation_failed", field: "keywords") { try profile(keywords: [.shy, .shy]).validate() }
+        XCTAssertNoThrow(try profile(keywords: [.independent]).validate())
+        XCTAssertNoThrow(try profile(keywords: [.energetic, .shy]).validate())
+    }
+
+    func test_nickname_mustBe2To8Characters() {
+        assertRefused("validation_failed", field: "nickname") { try profile(nickname: "R").validate() }
+        assertRefused("validation_failed", field: "nickname") { try profile(nickname: "Rexrexrex").validate() }
+        XCTAssertNoThrow(try profile(nickname: "Re").validate())
+        XCTAssertNoThrow(try profile(nickname: "Rexrexre").validate())
+    }
+
+    func test_profileImage_isOptional_butIfPresentMustBe1To200Characters() {
+        XCTAssertNoThrow(try profile(profileImage: nil).validate())
+        XCTAssertNoThrow(try profile(profileImage: String(repeating: "p", count: 200)).validate())
+        assertRefused("validation_failed", field: "profile_image") { try profile(profileImage: "").validate() }
+        assertRefused("validation_failed", field: "profile_image") { try profile(profileImage: String(repeating: "p", count: 201)).validate() }
+    }
+
+    func test_sexSizeKeywords_spelledAsInTheAPI() {
+        XCTAssertEqual(Sex.allCases.map(\.rawValue), ["male", "female"])
+        XCTAssertEqual(Size.allCases.map(\.rawValue), ["small", "medium", "large"])
+        XCTAssertEqual(Keyword.allCases.map(\.rawValue), ["energetic", "smart", "friendly", "shy", "independent"])
+    }
+
+    func test_register_sameUserTwice_alreadyExists() throws {
+        var w = try World.registered()
+        assertRefused("already_exists") { try w.run(.registerUser(userID: alice, profile: profile(nickname: "Other"))) }
+    }
+
+    func test_updateProfile_unregisteredUser_userNotFound() {
+        var w = World()
+        assertRefused("user_not_found") { try w.run(.updateProfile(userID: carol, changes: ProfileChanges(age: 4))) }
+    }
+
+    func test_updateProfile_recordsFullNewProfile() throws {
+        var w = try World.registered()
+        w.now = t0.addingTimeInterval(10)
+        let decision = try w.run(.updateProfile(userID: alice, changes: ProfileChanges(age: 4, keywords: [.shy], profileImage: "a.jpg")))
+        let expected = profile(nickname: "Alice", age: 4, keywords: [.shy], profileImage: "a.jpg")
+        XCTAssertEqual(decision.events.map(\.event),
+                       [.profileUpdated(ProfileUpdated(userID: alice, profile: expected, updatedAt: t0.addingTimeInterval(10)))])
+        XCTAssertEqual(w.state(.user(alice)).user?.profile, expected)
+        XCTAssertEqual(w.state(.user(alice)).user?.registeredAt, t0)
+    }
+
+    func test_updateProfile_canRemoveProfileImage() throws {
+        var w = World()
+        try w.run(.registerUser(userID: alice, profile: profile(profileImage: "a.jpg")))
+        try w.run(.updateProfile(userID: alice, changes: ProfileChanges(profileImage: .some(nil))))
+        XCTAssertNil(w.state(.user(alice)).user?.profile?.profileImage)
+    }
+
+    func test_updateProfile_validatesTheResultingProfile() throws {
+        var w = try World.registered()
+        assertRefused("validation_failed", field: "age") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(age: 120))) }
+        assertRefused("validation_failed", field: "keywords") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(keywords: []))) }
+        assertRefused("validation_failed", field: "nickname") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "X"))) }
+    }
+
+    func test_updateProfile_withoutChange_recordsNothing() throws {
+        var w = try World.registered()
+        XCTAssertTrue(try w.run(.updateProfile(userID: alice, changes: ProfileChanges())).isEmpty)
+        XCTAssertTrue(try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Alice", age: 3))).isEmpty)
+    }
+
+    func test_deviceToken_mustBeHex1To200() throws {
+        var w = try World.registered()
+        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "")) }
+        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "xyz")) }
+        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "０１")) }  // fullwidth digits
+        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 201))) }
+        let decision = try w.run(.setDeviceToken(userID: alice, token: "00ffAA"))
+        XCTAssertEqual(decision.events.map(\.event), [.deviceTokenSet(DeviceTokenSet(userID: alice, deviceToken: "00ffAA", at: t0))])
+        XCTAssertEqual(w.state(.user(alice)).user?.deviceToken, "00ffAA")
+        // The same token again changes nothing.
+        XCTAssertTrue(try w.run(.setDeviceToken(userID: alice, token: "00ffAA")).isEmpty)
+    }
+
+    func test_deviceToken_unregisteredUser_userNotFound() {
+        var w = World()
+        assertRefused("user_not_found") { try w.run(.setDeviceToken(userID: carol, token: "ab")) }
+    }
+}
