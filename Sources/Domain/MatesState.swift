@@ -26,6 +26,15 @@ public struct MatesState: Sendable, Equatable {
         public var status: RequestStatus
         public var createdAt: Date
         public var updatedAt: Date
+
+        public init(requestID: UUID, from: UUID, to: UUID, status: RequestStatus, createdAt: Date, updatedAt: Date) {
+            self.requestID = requestID
+            self.from = from
+            self.to = to
+            self.status = status
+            self.createdAt = createdAt
+            self.updatedAt = updatedAt
+        }
     }
 
     public var status: Status

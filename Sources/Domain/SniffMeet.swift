@@ -3,6 +3,16 @@ import Foundation
 /// The entry point of the domain for the command handler: which streams a command needs,
 /// how to fold them, and the decision across all of them.
 ///
+/// Where each rule of the app lives:
+/// - Dog profile fields: `DogProfile.validate()`; sign-up, profile changes and device token:
+///   `UserDecider`.
+/// - Nicknames unique ignoring case: `NicknameDecider` on `nickname-<lowercased>` streams,
+///   written in the same append as the user stream (here, `.registerUser` / `.updateProfile`).
+/// - Drop tokens, mate requests, answers, unpairing: `MatesDecider` on `mates-<lo>-<hi>`.
+/// - Walk requests, answers, cancelling, expiry: `WalkDecider` on `walk-<uuid>`;
+///   "only to a current mate" is checked here, against the pair stream (`.sendWalk`).
+/// - Every refusal is a `DomainError` with the API's stable code.
+///
 /// The handler's loop: `streams(for:loaded:)` until the list stops growing, load each stream by
 /// folding its events with `initialState(of:)` and `evolve`, call `decide`, append
 /// `Decision.appends` with every loaded stream's version as the condition, and on a version

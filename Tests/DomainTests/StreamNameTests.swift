@@ -36,3 +36,21 @@ final class StreamNameTests: XCTestCase {
         XCTAssertEqual(SniffMeet.evolve(.mates(.initial), foreign), .mates(.initial))
     }
 }
+
+/// The handler's view of a decision.
+final class DecisionTests: XCTestCase {
+    func test_decision_dropsStreamsWithoutEvents_andKeepsOrder() {
+        let e = Event.walkExpired(WalkUpdate(walkID: walk1, from: alice, to: bob, at: t0))
+        let d = Decision(appends: [.init(stream: .mates(alice, bob), events: []), .init(stream: .walk(walk1), events: [e])])
+        XCTAssertEqual(d.appends.map(\.stream), [.walk(walk1)])
+        XCTAssertEqual(d.events(for: .walk(walk1)), [e])
+        XCTAssertEqual(d.events(for: .user(alice)), [])
+        XCTAssertFalse(d.isEmpty)
+        XCTAssertTrue(Decision().isEmpty)
+    }
+
+    func test_commandNames() {
+        XCTAssertEqual(Command.expireWalk(walkID: walk1).name, "ExpireWalk")
+        XCTAssertEqual(Command.requestMate(requestID: request1, from: alice, to: bob, dropToken: nil).name, "RequestMate")
+    }
+}
