@@ -1,0 +1,57 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "sniffmeet",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "sniffmeet", targets: ["sniffmeet"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // libpq, reached through pkg-config; Debian's libpq-dev provides it.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "Postgres",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "EventLog",
+            dependencies: [
+                "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The rules of the app: plain values and functions, no I/O.
+        .target(name: "Domain"),
+        .executableTarget(
+            name: "sniffmeet",
+            dependencies: [
+                "Postgres", "EventLog", "Domain",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "DomainTests", dependencies: ["Domain"]),
+        // Private PostgreSQL clusters and fresh databases for the tests.
+        .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
+        .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

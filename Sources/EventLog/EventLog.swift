@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import Postgres
+
+/// The append-only log on PostgreSQL: appends with expected versions and command ids, stream
+/// reads, and the gap-safe feed of the whole log.
+public struct EventLog: Sendable {
+    /// The NOTIFY channel announcing new events (payload empty: readers look for themselves).
+    public static let channel = "sniffmeet_events"
+
+    public let pool: ConnectionPool
+    /// Wakes this process's feed readers; fed by NOTIFY and by this process's own appends.
+    public let signal: LogSignal
+
+    public init(pool: ConnectionPool, signal: LogSignal = LogSignal()) {
+        self.pool = pool
+        self.signal = signal
+    }
+
+    // MARK: Append
+
+    /// Appends the events of one command to one or more streams in one transaction.
+    ///
+    /// `expectations` names every stream the command read or writes with the version it saw;
+    /// a stream that is only read is a condition (the append fails if it moved). A retried
+    /// `commandID` returns the first append's positions and writes nothing.
+    public func append(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent]) async throws -> AppendResult {
+        let result = try await pool.withConnection { connection in
+            let statement = Self.appendStatement(commandID: commandID, expectations: expectations, events: events)
+            // The NOTIFY runs after the append's commit, as its own transaction: a NOTIFY inside the
+            // append would take PostgreSQL's notify lock for the whole commit and serialize writers.
+            let results = try Self.mapErrors {
+                try connection.pipeline([statement, Connection.Statement("SELECT pg_notify($1, '')", [Self.channel])], syncEach: true)
+            }
+            return try Self.decodeAppend(results[0])
+        }
+        if !result.replayed { signal.notify() }
+        return result
+    }
+
+    /// Appends inside the caller's transaction on `connection` (for commands that write other
+    /// tables atomically with their events). The caller notifies after commit (`notifyCommitted`).
+    public static func append(on connection: Connection, commandID: UUID?, expectations: [String: ExpectedVersion],
+                              events: [NewEvent]) throws -> AppendResult {
+        let statement = appendStatement(commandID: commandID, expectations: expectations, events: events)
+        return try mapErrors { try decodeAppend(connection.execute(statement.sql, statement.parameters)) }
+    }
+
+    /// Announces committed appends to every reader (other processes through NOTIFY).
+    public func notifyCommitted() async throws {
+        signal.notify()
+        try await pool.withConnection { connection in _ = try connection.execute("SELECT pg_notify($1, '')", [Self.channel]) }
+    }
+
+    static func appendStatement(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent]) -> Connection.Statement {
+        let streams = expectations.keys.sorted()
+        return Connection.Statement(
+            "SELECT transaction_id, positions, replayed FROM append_events($1, $2, $3, $4, $5, $6, $7, $8)",
+            [commandID, streams, streams.map { expectations[$0]!.parameter },
+             events.map(\.stream), events.map(\.id), events.map(\.type),
+             events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) }])
+    }
+
+    static func decodeAppend(_ result: QueryResult) throws -> AppendResult {
+        guard let row = result.first else { throw PostgresError.protocolViolation(message: "append returned no row") }
+        let transaction = try row.uint64(0)
+        let positions = try parseBigintArray(try row.string(1))
+        return AppendResult(positions: positions.map { LogPosition(transactionID: transaction, position: $0) },
+                            replayed: try row.bool(2))
+    }
+
+    static func parseBigintArray(_ text: String) throws -> [Int64] {
+        let inner = text.dropFirst().dropLast()
+        if inner.isEmpty { return [] }
+        return try inner.split(separator: ",").map {
+            guard let value = Int64($0) else { throw PostgresError.decoding(column: "positions", value: text, as: "[Int64]") }
+            return value
+        }
+    }
+
+    /// Turns the log's own SQLSTATEs into typed errors.
+    static func mapErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresError {
+            if case .server(let server) = error {
+                if server.sqlState == "SM001" { throw EventLogError.versionConflict(stream: server.detail ?? "?", message: server.message) }
+                if server.sqlState == "SM002" { throw EventLogError.appendOnly(message: server.message) }
+            }
+            throw error
+        }
+    }
+
+    // MARK: Read
+
+    /// The events of one stream from `version` on, in version order.
+    public func readStream(_ stream: String, fromVersion version: Int64 = 1) async throws -> [RecordedEvent] {
+        try await pool.withConnection { try Self.readStream(on: $0, stream, fromVersion: version) }
+    }
+
+    public static func readStream(on connection: Connection, _ stream: String, fromVersion version: Int64 = 1) throws -> [RecordedEvent] {
+        let result = try connection.execute("""
+            SELECT \(columns) FROM events WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version
+            """, [stream, version])
+        return try result.rows.map(decodeEvent)
+    }
+
+    /// Several streams in one round trip, each in version order.
+    public static func readStreams(on connection: Connection, _ streams: [String]) throws -> [String: [RecordedEvent]] {
+        let result = try connection.execute("""
+            SELECT \(columns) FROM events WHERE stream_id = ANY($1) ORDER BY stream_id, stream_version
+            """, [streams])
+        var byStream: [String: [RecordedEvent]] = [:]
+        for stream in streams { byStream[stream] = [] }
+        for row in result.rows {
+            let event = try decodeEvent(row)
+            byStream[event.stream, default: []].append(event)
+        }
+        return byStream
+    }
+
+    /// One page of the gap-safe feed: events after `checkpoint` in (transaction, position)
+    /// order, only from transactions older than every running one, so a later page can never
+    /// hold an event that belongs before this one.
+    public func readFeed(after checkpoint: LogPosition, limit: Int) async throws -> FeedPage {
+        try await pool.withConnection { try Self.readFeed(on: $0, after: checkpoint, limit: limit) }
+    }
+
+    public static func readFeed(on connection: Connection, after checkpoint: LogPosition, limit: Int) throws -> FeedPage {
+        let result = try connection.execute("""
+            SELECT \(columns) FROM events
+            WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+              AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY transaction_id, position
+            LIMIT $3
+            """, [checkpoint.transactionID, checkpoint.position, limit])
+        let events = try result.rows.map(decodeEvent)
+        var pending = false
+        if events.count < limit {
+            // Are there events we may not read yet because an older transaction still runs?
+            pending = try connection.execute("""
+                SELECT EXISTS (SELECT 1 FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+                               AND transaction_id >= pg_snapshot_xmin(pg_current_snapshot()))
+                """, [(events.last?.position ?? checkpoint).transactionID, (events.last?.position ?? checkpoint).position])
+                .first!.bool(0)
+        }
+        return FeedPage(events: events, full: events.count == limit, pendingBeyondHorizon: pending)
+    }
+
+    /// The feed position of the newest event readers can see now.
+    public func head() async throws -> LogPosition {
+        try await pool.withConnection { try Self.head(on: $0) }
+    }
+
+    public static func head(on connection: Connection) throws -> LogPosition {
+        let result = try connection.execute("""
+            SELECT transaction_id, position FROM events
+            WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY transaction_id DESC, position DESC LIMIT 1
+            """)
+        guard let row = result.first else { return .start }
+        return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
+    }
+
+    static let columns = "transaction_id, position, stream_id, stream_version, event_id, event_type, data, metadata, recorded_at"
+
+    static func decodeEvent(_ row: Row) throws -> RecordedEvent {
+        RecordedEvent(
+            position: LogPosition(transactionID: try row.uint64(0), position: try row.int64(1)),
+            stream: try row.string(2), version: try row.int64(3), id: try row.uuid(4), type: try row.string(5),
+            data: try row.json(6), metadata: try row.json(7), recordedAt: try row.date(8))
+    }
+}
+
+/// One page of the feed.
+public struct FeedPage: Sendable {
+    public var events: [RecordedEvent]
+    /// The page hit its limit: read again at once.
+    public var full: Bool
+    /// Newer events exist but wait behind a still-running older transaction.
+    public var pendingBeyondHorizon: Bool
+}
+
+extension EventLog {
+    /// Starts a LISTEN connection that wakes this process's readers when any process appends.
+    public func startListening(connectionString: String, logger: Logger = Logger(label: "sniffmeet.log")) -> NotificationListener {
+        let signal = self.signal
+        let listener = NotificationListener(connectionString: connectionString, channel: Self.channel, logger: logger) {
+            signal.notify()
+        }
+        listener.start()
+        return listener
+    }
+}

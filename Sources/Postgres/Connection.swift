@@ -1,0 +1,292 @@
+import CLibPQ
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libpq connection.
+///
+/// Deliberately not `Sendable`: a connection is owned by one thread at a time (a pool lease's
+/// serial queue, or a listener's own thread), and every call on it blocks that thread, never a
+/// Swift concurrency thread.
+public final class Connection {
+    let handle: OpaquePointer
+
+    /// Opens a connection with any libpq connection string or URI; `PG*` environment variables
+    /// and `.pgpass` apply as in psql. Blocks.
+    public init(connectionString: String) throws {
+        guard let handle = PQconnectdb(connectionString) else {
+            throw PostgresError.connectionFailed(message: "out of memory")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = Self.errorMessage(handle)
+            PQfinish(handle)
+            throw PostgresError.connectionFailed(message: message)
+        }
+        self.handle = handle
+        // Timestamps are parsed as ISO UTC; set it here so no caller depends on server defaults.
+        _ = try execute("SELECT set_config('TimeZone', 'UTC', false), set_config('DateStyle', 'ISO', false)")
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// False once the server went away or the socket broke; such a connection is thrown away.
+    public var isUsable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
+
+    /// Checks without a round trip whether an idle connection was closed by the server
+    /// (restart, `pg_terminate_backend`): a closed socket is readable, and consuming it marks
+    /// the connection bad.
+    public func isAliveWhenIdle() -> Bool {
+        guard PQstatus(handle) == CONNECTION_OK else { return false }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 0)
+        if ready > 0 {
+            if PQconsumeInput(handle) == 0 { return false }
+            if PQstatus(handle) != CONNECTION_OK { return false }
+            // An idle connection may legitimately receive a notification; anything else is odd.
+            let bytes = recv(PQsocket(handle), nil, 0, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if bytes == 0 { return false }
+        }
+        return true
+    }
+
+    /// The server's process id for this session.
+    public var backendPID: Int32 { PQbackendPID(handle) }
+
+    // MARK: Statements
+
+    /// Runs one parameterized statement and returns its rows.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> QueryResult {
+        let result = withParameters(parameters) { values in
+            PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
+        }
+        return try check(result)
+    }
+
+    /// Runs a trusted multi-statement script (migration files); never for user input.
+    public func executeScript(_ sql: String) throws {
+        _ = try check(PQexec(handle, sql))
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let value = try body(self)
+            try execute("COMMIT")
+            return value
+        } catch {
+            if PQstatus(handle) == CONNECTION_OK { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    // MARK: Pipeline
+
+    /// One statement of a pipeline.
+    public struct Statement: Sendable {
+        public var sql: String
+        public var parameters: [any PostgresEncodable]
+        public init(_ sql: String, _ parameters: [any PostgresEncodable] = []) {
+            self.sql = sql
+            self.parameters = parameters
+        }
+    }
+
+    /// Sends all statements in libpq pipeline mode and reads the results afterwards: one
+    /// network round trip per chunk instead of one per statement. Outside an explicit
+    /// transaction each statement commits on its own; inside one, a failure aborts the rest.
+    /// Throws the first error after reading every result.
+    ///
+    /// With `syncEach`, every statement is its own implicit transaction (a sync point after
+    /// each), so one failing statement does not abort the others.
+    public func pipeline(_ statements: [Statement], syncEach: Bool = false, chunkSize: Int = 256) throws -> [QueryResult] {
+        var results: [QueryResult] = []
+        results.reserveCapacity(statements.count)
+        var start = 0
+        while start < statements.count {
+            let chunk = statements[start..<min(start + chunkSize, statements.count)]
+            results += try pipelineChunk(chunk, syncEach: syncEach)
+            start += chunkSize
+        }
+        return results
+    }
+
+    private func pipelineChunk(_ statements: ArraySlice<Statement>, syncEach: Bool) throws -> [QueryResult] {
+        guard PQenterPipelineMode(handle) == 1 else { throw lostOrProtocol("cannot enter pipeline mode") }
+        defer { PQexitPipelineMode(handle) }
+        for statement in statements {
+            let sent = withParameters(statement.parameters) { values in
+                PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values, nil, nil, 0)
+            }
+            guard sent == 1 else { throw lostOrProtocol("cannot send pipelined statement") }
+            if syncEach { guard PQpipelineSync(handle) == 1 else { throw lostOrProtocol("cannot sync pipeline") } }
+        }
+        if !syncEach { guard PQpipelineSync(handle) == 1 else { throw lostOrProtocol("cannot sync pipeline") } }
+        var results: [QueryResult] = []
+        var firstError: PostgresError?
+        for _ in statements {
+            guard let raw = PQgetResult(handle) else { throw lostOrProtocol("pipeline ended early") }
+            let result = QueryResult(raw)
+            // Each statement's result is followed by a NULL separator.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+            if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED {
+                firstError = firstError ?? .protocolViolation(message: "pipeline aborted")
+            } else if let error = resultError(raw) {
+                firstError = firstError ?? error
+            }
+            results.append(result)
+            if syncEach, let sync = PQgetResult(handle) { PQclear(sync) }
+        }
+        // The sync point.
+        if !syncEach, let sync = PQgetResult(handle) { PQclear(sync) }
+        if let firstError { throw firstError }
+        return results
+    }
+
+    // MARK: COPY
+
+    /// `COPY … FROM STDIN`: streams the chunks to the server; returns the rows copied.
+    @discardableResult
+    public func copyIn<Chunks: Sequence>(_ sql: String, _ chunks: Chunks) throws -> Int where Chunks.Element == Data {
+        let start = PQexec(handle, sql)
+        defer { PQclear(start) }
+        guard PQresultStatus(start) == PGRES_COPY_IN else {
+            if let error = resultError(start) { throw error }
+            throw lostOrProtocol("COPY did not start")
+        }
+        var failure: String?
+        for chunk in chunks where !chunk.isEmpty {
+            let sent = chunk.withUnsafeBytes { buffer in
+                PQputCopyData(handle, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(buffer.count))
+            }
+            if sent != 1 { failure = Self.errorMessage(handle); break }
+        }
+        guard PQputCopyEnd(handle, failure) == 1 else { throw lostOrProtocol("cannot end COPY") }
+        let result = try check(PQgetResult(handle))
+        while let extra = PQgetResult(handle) { PQclear(extra) }
+        return result.affectedRows
+    }
+
+    /// `COPY … TO STDOUT`: hands each row's bytes (one line of text or CSV) to `consume`.
+    public func copyOut(_ sql: String, _ consume: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+        let start = PQexec(handle, sql)
+        defer { PQclear(start) }
+        guard PQresultStatus(start) == PGRES_COPY_OUT else {
+            if let error = resultError(start) { throw error }
+            throw lostOrProtocol("COPY did not start")
+        }
+        var consumerError: (any Error)?
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let length = PQgetCopyData(handle, &buffer, 0)
+            if length == -1 { break }
+            if length == -2 { throw lostOrProtocol("COPY failed") }
+            if let buffer {
+                if consumerError == nil {
+                    do {
+                        try buffer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+                            try consume(UnsafeBufferPointer(start: $0, count: Int(length)))
+                        }
+                    } catch { consumerError = error }
+                }
+                PQfreemem(buffer)
+            }
+        }
+        _ = try check(PQgetResult(handle))
+        while let extra = PQgetResult(handle) { PQclear(extra) }
+        if let consumerError { throw consumerError }
+    }
+
+    // MARK: LISTEN / NOTIFY
+
+    /// One asynchronous notification.
+    public struct Notification: Sendable {
+        public var channel: String
+        public var payload: String
+        public var senderPID: Int32
+    }
+
+    /// Starts listening on `channel` (a plain identifier).
+    public func listen(_ channel: String) throws {
+        precondition(channel.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }, "channel must be an identifier")
+        try execute("LISTEN \(channel)")
+    }
+
+    /// Waits up to `timeout` for notifications and returns those that arrived (maybe none).
+    public func waitForNotifications(timeout: Duration) throws -> [Notification] {
+        var received = drainNotifications()
+        if !received.isEmpty { return received }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let ready = poll(&descriptor, 1, milliseconds)
+        if ready < 0 && errno != EINTR { throw lostOrProtocol("poll failed") }
+        if ready > 0 {
+            guard PQconsumeInput(handle) == 1 else { throw PostgresError.connectionLost(message: Self.errorMessage(handle)) }
+        }
+        received = drainNotifications()
+        if PQstatus(handle) != CONNECTION_OK { throw PostgresError.connectionLost(message: Self.errorMessage(handle)) }
+        return received
+    }
+
+    private func drainNotifications() -> [Notification] {
+        var received: [Notification] = []
+        while let notify = PQnotifies(handle) {
+            received.append(Notification(
+                channel: String(cString: notify.pointee.relname),
+                payload: String(cString: notify.pointee.extra),
+                senderPID: notify.pointee.be_pid))
+            PQfreemem(notify)
+        }
+        return received
+    }
+
+    // MARK: Helpers
+
+    private func withParameters<R>(_ parameters: [any PostgresEncodable], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        let texts = parameters.map { $0.postgresText }
+        var pointers: [UnsafeMutablePointer<CChar>?] = texts.map { $0.flatMap { strdup($0) } }
+        defer { for pointer in pointers { free(pointer) } }
+        return body(pointers.map { UnsafePointer($0) })
+    }
+
+    private func check(_ raw: OpaquePointer?) throws -> QueryResult {
+        let result = QueryResult(raw)
+        if let error = resultError(raw) { throw error }
+        return result
+    }
+
+    /// The error a result carries, or nil for success.
+    private func resultError(_ raw: OpaquePointer?) -> PostgresError? {
+        guard let raw else { return lostOrProtocol("no result") }
+        switch PQresultStatus(raw) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_EMPTY_QUERY, PGRES_PIPELINE_SYNC:
+            return nil
+        default:
+            func field(_ code: Int32) -> String? {
+                PQresultErrorField(raw, code).map { String(cString: $0) }
+            }
+            guard let state = field(Int32(UInt8(ascii: "C"))) else {
+                // No SQLSTATE: libpq itself failed, which means the connection is gone.
+                return .connectionLost(message: PQresultErrorMessage(raw).map { String(cString: $0) }?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? Self.errorMessage(handle))
+            }
+            return .server(ServerError(
+                sqlState: state,
+                message: field(Int32(UInt8(ascii: "M"))) ?? "",
+                detail: field(Int32(UInt8(ascii: "D"))),
+                hint: field(Int32(UInt8(ascii: "H"))),
+                constraint: field(Int32(UInt8(ascii: "n")))))
+        }
+    }
+
+    private func lostOrProtocol(_ what: String) -> PostgresError {
+        if PQstatus(handle) != CONNECTION_OK { return .connectionLost(message: Self.errorMessage(handle)) }
+        return .protocolViolation(message: "\(what): \(Self.errorMessage(handle))")
+    }
+
+    static func errorMessage(_ handle: OpaquePointer) -> String {
+        PQerrorMessage(handle).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown error"
+    }
+}

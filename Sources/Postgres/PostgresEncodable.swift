@@ -1,0 +1,137 @@
+import Foundation
+
+/// A Swift value that can be sent as a statement parameter, in PostgreSQL's text format.
+///
+/// Parameters always travel separately from the SQL text (`PQexecParams`), so nothing a user
+/// sends is ever spliced into a statement.
+public protocol PostgresEncodable: Sendable {
+    /// The text form of the value, or nil for SQL NULL.
+    var postgresText: String? { get }
+}
+
+extension String: PostgresEncodable { public var postgresText: String? { self } }
+extension Int: PostgresEncodable { public var postgresText: String? { String(self) } }
+extension Int32: PostgresEncodable { public var postgresText: String? { String(self) } }
+extension Int64: PostgresEncodable { public var postgresText: String? { String(self) } }
+extension UInt64: PostgresEncodable { public var postgresText: String? { String(self) } }
+extension Double: PostgresEncodable { public var postgresText: String? { self.description } }
+extension Bool: PostgresEncodable { public var postgresText: String? { self ? "t" : "f" } }
+extension UUID: PostgresEncodable { public var postgresText: String? { uuidString.lowercased() } }
+extension Date: PostgresEncodable {
+    /// Microsecond precision, UTC, as PostgreSQL stores timestamptz.
+    public var postgresText: String? { PostgresTimestamp.format(self) }
+}
+
+extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
+    public var postgresText: String? { self.flatMap { $0.postgresText } }
+}
+
+/// JSON text sent as a `jsonb` parameter.
+public struct JSONB: PostgresEncodable, Hashable {
+    public var text: String
+    public init(_ text: String) { self.text = text }
+    public init(_ data: Data) { self.text = String(decoding: data, as: UTF8.self) }
+    public var postgresText: String? { text }
+}
+
+/// A one-dimensional array parameter (`text[]`, `bigint[]`, `uuid[]`, `jsonb[]`, …).
+extension Array: PostgresEncodable where Element: PostgresEncodable {
+    public var postgresText: String? {
+        var out = "{"
+        for (index, element) in self.enumerated() {
+            if index > 0 { out += "," }
+            guard let text = element.postgresText else { out += "NULL"; continue }
+            out += "\""
+            for character in text.unicodeScalars {
+                if character == "\"" || character == "\\" { out += "\\" }
+                out.unicodeScalars.append(character)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+}
+
+/// Reads and writes PostgreSQL's ISO timestamptz text (`2026-11-23 07:00:00.123456+00`).
+public enum PostgresTimestamp {
+    public static func format(_ date: Date) -> String {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+        let fraction = micros - seconds * 1_000_000
+        var components = gmtime_r_components(seconds)
+        components.fraction = Int(fraction)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d.%06d+00",
+            components.year, components.month, components.day,
+            components.hour, components.minute, components.second, components.fraction)
+    }
+
+    /// Parses the server's output with DateStyle ISO and TimeZone UTC (set on every connection).
+    public static func parse(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start..<start + count] {
+                guard byte >= 48 && byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        guard bytes.count >= 19,
+              let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
+        else { return nil }
+        var index = 19
+        var micros = 0
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var digits = 0
+            while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
+                if digits < 6 { micros = micros * 10 + Int(bytes[index] - 48); digits += 1 }
+                index += 1
+            }
+            while digits < 6 { micros *= 10; digits += 1 }
+        }
+        var offsetSeconds = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            let hours = number(index + 1, 2) ?? 0
+            var minutes = 0
+            if index + 3 < bytes.count, bytes[index + 3] == UInt8(ascii: ":") { minutes = number(index + 4, 2) ?? 0 }
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let epochSeconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
+        return Date(timeIntervalSince1970: Double(epochSeconds) + Double(micros) / 1_000_000)
+    }
+
+    // Howard Hinnant's civil-date algorithms: exact, locale-free and fast.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    struct Components { var year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, fraction = 0 }
+
+    static func gmtime_r_components(_ epochSeconds: Int64) -> Components {
+        let days = Int(epochSeconds >= 0 ? epochSeconds / 86_400 : (epochSeconds - 86_399) / 86_400)
+        let secondsOfDay = Int(epochSeconds - Int64(days) * 86_400)
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        return Components(
+            year: year, month: month, day: day,
+            hour: secondsOfDay / 3600, minute: secondsOfDay % 3600 / 60, second: secondsOfDay % 60)
+    }
+}

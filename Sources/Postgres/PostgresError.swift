@@ -1,0 +1,71 @@
+/// Everything that can go wrong talking to PostgreSQL, with the server's own diagnostics kept.
+public enum PostgresError: Error, Sendable, CustomStringConvertible {
+    /// The server could not be reached or refused the connection.
+    case connectionFailed(message: String)
+    /// The connection broke while a statement was in flight (server restart, network).
+    case connectionLost(message: String)
+    /// The server answered with an error.
+    case server(ServerError)
+    /// No connection became free in time.
+    case poolTimeout(waited: Duration)
+    /// The pool is shut down.
+    case poolClosed
+    /// A value could not be read as the requested Swift type.
+    case decoding(column: String, value: String?, as: String)
+    /// libpq reported something this wrapper does not expect.
+    case protocolViolation(message: String)
+
+    public var description: String {
+        switch self {
+        case .connectionFailed(let message): return "cannot connect to PostgreSQL: \(message)"
+        case .connectionLost(let message): return "PostgreSQL connection lost: \(message)"
+        case .server(let error): return error.description
+        case .poolTimeout(let waited): return "no database connection became free within \(waited)"
+        case .poolClosed: return "the connection pool is closed"
+        case .decoding(let column, let value, let type): return "column \(column): cannot read \(value ?? "NULL") as \(type)"
+        case .protocolViolation(let message): return "unexpected libpq state: \(message)"
+        }
+    }
+
+    /// The SQLSTATE of a server error, if this is one.
+    public var sqlState: String? {
+        if case .server(let error) = self { return error.sqlState }
+        return nil
+    }
+
+    /// True when the failure was about reaching the server rather than the statement itself.
+    public var isConnectionProblem: Bool {
+        switch self {
+        case .connectionFailed, .connectionLost, .poolTimeout, .poolClosed: return true
+        case .server(let error):
+            // Class 08 is connection exceptions; 57P01..57P03 are shutdown/cannot-connect-now.
+            return error.sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(error.sqlState)
+        default: return false
+        }
+    }
+}
+
+/// An error reported by the server (an ErrorResponse), with its SQLSTATE.
+public struct ServerError: Sendable, CustomStringConvertible {
+    public var sqlState: String
+    public var message: String
+    public var detail: String?
+    public var hint: String?
+    public var constraint: String?
+
+    public var description: String {
+        var text = "PostgreSQL error \(sqlState): \(message)"
+        if let detail { text += " (\(detail))" }
+        return text
+    }
+}
+
+/// SQLSTATE codes the project reacts to.
+public enum SQLState {
+    public static let uniqueViolation = "23505"
+    public static let serializationFailure = "40001"
+    public static let deadlockDetected = "40P01"
+    public static let raiseException = "P0001"
+    public static let adminShutdown = "57P01"
+    public static let queryCanceled = "57014"
+}

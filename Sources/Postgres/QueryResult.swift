@@ -1,0 +1,138 @@
+import CLibPQ
+import Foundation
+
+/// The rows of one statement's result, read straight from libpq's buffer.
+///
+/// Not `Sendable`: it lives on the connection's thread. Decode into Swift values there and
+/// return those.
+public final class QueryResult {
+    let result: OpaquePointer?
+
+    init(_ result: OpaquePointer?) { self.result = result }
+    deinit { if let result { PQclear(result) } }
+
+    /// Number of rows returned.
+    public var count: Int { result.map { Int(PQntuples($0)) } ?? 0 }
+    /// Rows changed by INSERT/UPDATE/DELETE, from the command tag.
+    public var affectedRows: Int {
+        guard let result, let tuples = PQcmdTuples(result) else { return 0 }
+        return Int(String(cString: tuples)) ?? 0
+    }
+    public var columnCount: Int { result.map { Int(PQnfields($0)) } ?? 0 }
+
+    public func columnName(_ column: Int) -> String {
+        guard let result, let name = PQfname(result, Int32(column)) else { return "?" }
+        return String(cString: name)
+    }
+
+    /// The row at `index`.
+    public subscript(index: Int) -> Row { Row(result: self, index: Int32(index)) }
+
+    /// All rows, in order.
+    public var rows: [Row] { (0..<count).map { self[$0] } }
+
+    /// The first row, if any.
+    public var first: Row? { count > 0 ? self[0] : nil }
+}
+
+/// One row of a `QueryResult`; cells are read by column index.
+public struct Row {
+    let result: QueryResult
+    let index: Int32
+
+    public func isNull(_ column: Int) -> Bool {
+        guard let pointer = result.result else { return true }
+        return PQgetisnull(pointer, index, Int32(column)) == 1
+    }
+
+    /// The raw bytes of a cell, without copying into a String.
+    public func withBytes<T>(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
+        guard let pointer = result.result, PQgetisnull(pointer, index, Int32(column)) == 0,
+              let value = PQgetvalue(pointer, index, Int32(column)) else { return nil }
+        let length = Int(PQgetlength(pointer, index, Int32(column)))
+        return try value.withMemoryRebound(to: UInt8.self, capacity: length) {
+            try body(UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
+    public func optionalString(_ column: Int) -> String? {
+        withBytes(column) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    public func string(_ column: Int) throws -> String {
+        guard let value = optionalString(column) else { throw nullError(column, "String") }
+        return value
+    }
+
+    public func optionalInt64(_ column: Int) throws -> Int64? {
+        guard let text = optionalString(column) else { return nil }
+        guard let value = Int64(text) else { throw PostgresError.decoding(column: result.columnName(column), value: text, as: "Int64") }
+        return value
+    }
+
+    public func int64(_ column: Int) throws -> Int64 {
+        guard let value = try optionalInt64(column) else { throw nullError(column, "Int64") }
+        return value
+    }
+
+    public func int(_ column: Int) throws -> Int { Int(try int64(column)) }
+
+    /// `xid8` and other unsigned 64-bit values.
+    public func uint64(_ column: Int) throws -> UInt64 {
+        let text = try string(column)
+        guard let value = UInt64(text) else { throw PostgresError.decoding(column: result.columnName(column), value: text, as: "UInt64") }
+        return value
+    }
+
+    public func double(_ column: Int) throws -> Double {
+        let text = try string(column)
+        guard let value = Double(text) else { throw PostgresError.decoding(column: result.columnName(column), value: text, as: "Double") }
+        return value
+    }
+
+    public func optionalDouble(_ column: Int) throws -> Double? {
+        isNull(column) ? nil : try double(column)
+    }
+
+    public func bool(_ column: Int) throws -> Bool {
+        let text = try string(column)
+        switch text {
+        case "t": return true
+        case "f": return false
+        default: throw PostgresError.decoding(column: result.columnName(column), value: text, as: "Bool")
+        }
+    }
+
+    public func optionalUUID(_ column: Int) throws -> UUID? {
+        guard let text = optionalString(column) else { return nil }
+        guard let value = UUID(uuidString: text) else { throw PostgresError.decoding(column: result.columnName(column), value: text, as: "UUID") }
+        return value
+    }
+
+    public func uuid(_ column: Int) throws -> UUID {
+        guard let value = try optionalUUID(column) else { throw nullError(column, "UUID") }
+        return value
+    }
+
+    /// A `timestamptz` cell (the connection runs with DateStyle ISO, TimeZone UTC).
+    public func optionalDate(_ column: Int) throws -> Date? {
+        guard let text = optionalString(column) else { return nil }
+        guard let value = PostgresTimestamp.parse(text) else { throw PostgresError.decoding(column: result.columnName(column), value: text, as: "Date") }
+        return value
+    }
+
+    public func date(_ column: Int) throws -> Date {
+        guard let value = try optionalDate(column) else { throw nullError(column, "Date") }
+        return value
+    }
+
+    /// A `json`/`jsonb` cell as its UTF-8 bytes.
+    public func json(_ column: Int) throws -> Data {
+        guard let data = withBytes(column, { Data($0) }) else { throw nullError(column, "JSON") }
+        return data
+    }
+
+    private func nullError(_ column: Int, _ type: String) -> PostgresError {
+        .decoding(column: result.columnName(column), value: nil, as: type)
+    }
+}

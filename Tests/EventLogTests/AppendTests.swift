@@ -1,0 +1,150 @@
+import EventLog
+import Foundation
+import Postgres
+import PostgresTesting
+import XCTest
+
+final class AppendTests: XCTestCase {
+    var pool: ConnectionPool!
+    var log: EventLog!
+
+    override func setUp() async throws {
+        pool = ConnectionPool(connectionString: try TestDatabase.create("append"), maxConnections: 20)
+        log = EventLog(pool: pool)
+    }
+
+    override func tearDown() async throws {
+        await pool?.close()
+    }
+
+    func event(_ stream: String, _ type: String = "thing_happened", _ n: Int = 0) -> NewEvent {
+        NewEvent(stream: stream, type: type, data: Data(#"{"n":\#(n)}"#.utf8))
+    }
+
+    func testAppendAndReadStreamInVersionOrder() async throws {
+        let first = try await log.append(commandID: UUID(), expectations: ["dog-1": .noStream],
+                                         events: [event("dog-1", "a", 1), event("dog-1", "b", 2)])
+        XCTAssertEqual(first.positions.count, 2)
+        XCTAssertFalse(first.replayed)
+        _ = try await log.append(commandID: nil, expectations: ["dog-1": .exactly(2)], events: [event("dog-1", "c", 3)])
+        let events = try await log.readStream("dog-1")
+        XCTAssertEqual(events.map(\.version), [1, 2, 3])
+        XCTAssertEqual(events.map(\.type), ["a", "b", "c"])
+        XCTAssertEqual(events[0].position, first.positions[0])
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: events[2].data) as? [String: Int], ["n": 3])
+    }
+
+    func testExpectedVersionsAreEnforced() async throws {
+        _ = try await log.append(commandID: nil, expectations: ["s": .noStream], events: [event("s")])
+        do {
+            _ = try await log.append(commandID: nil, expectations: ["s": .noStream], events: [event("s")])
+            XCTFail("appending to an existing stream with noStream must fail")
+        } catch EventLogError.versionConflict(let stream, _) {
+            XCTAssertEqual(stream, "s")
+        }
+        do {
+            _ = try await log.append(commandID: nil, expectations: ["t": .exactly(3)], events: [event("t")])
+            XCTFail("exactly(3) on a missing stream must fail")
+        } catch EventLogError.versionConflict(let stream, _) {
+            XCTAssertEqual(stream, "t")
+        }
+        _ = try await log.append(commandID: nil, expectations: ["s": .any], events: [event("s")])
+        let versions = try await log.readStream("s").map(\.version)
+        XCTAssertEqual(versions, [1, 2])
+    }
+
+    func testMultiStreamAppendIsAllOrNothingAndChecksReadOnlyStreams() async throws {
+        _ = try await log.append(commandID: nil, expectations: ["pair": .noStream], events: [event("pair")])
+        // The condition stream moved: nothing of the command may be written.
+        _ = try await log.append(commandID: nil, expectations: ["pair": .exactly(1)], events: [event("pair")])
+        do {
+            _ = try await log.append(commandID: nil, expectations: ["pair": .exactly(1), "walk-1": .noStream],
+                                     events: [event("walk-1")])
+            XCTFail("a moved condition stream must refuse the append")
+        } catch EventLogError.versionConflict(let stream, _) {
+            XCTAssertEqual(stream, "pair")
+        }
+        let walk = try await log.readStream("walk-1")
+        XCTAssertTrue(walk.isEmpty)
+        let pair = try await log.readStream("pair")
+        XCTAssertEqual(pair.count, 2, "a read-only condition writes nothing to its stream")
+    }
+
+    /// Concurrent appends with the same expected version: exactly one wins each version.
+    func testConcurrentAppendsToOneStreamConflict() async throws {
+        let stream = "race-1"
+        for version in Int64(0)..<10 {
+            let outcomes = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { [log] in
+                        do {
+                            _ = try await log!.append(commandID: UUID(), expectations: [stream: .version(version)],
+                                                      events: [NewEvent(stream: stream, type: "x", data: Data("{}".utf8))])
+                            return nil
+                        } catch EventLogError.versionConflict(let conflicted, _) {
+                            return conflicted
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            XCTAssertEqual(outcomes.filter { $0 == nil }.count, 1, "exactly one writer wins version \(version + 1)")
+            XCTAssertEqual(outcomes.compactMap { $0 }, Array(repeating: stream, count: 7), "the losers' errors name the stream")
+        }
+        let versions = try await log.readStream(stream).map(\.version)
+        XCTAssertEqual(versions, Array(1...10))
+    }
+
+    func testRetriedCommandIDWritesNothingAndReturnsTheFirstPositions() async throws {
+        let command = UUID()
+        let first = try await log.append(commandID: command, expectations: ["r": .noStream],
+                                         events: [event("r", "a"), event("r", "b")])
+        // Even with expectations that would now fail, the retry returns the first result.
+        let again = try await log.append(commandID: command, expectations: ["r": .noStream],
+                                         events: [event("r", "a"), event("r", "b")])
+        XCTAssertTrue(again.replayed)
+        XCTAssertEqual(again.positions, first.positions)
+        let count = try await log.readStream("r").count
+        XCTAssertEqual(count, 2)
+        // Concurrent retries of one new command: one append, all see the same positions.
+        let command2 = UUID()
+        let results = try await withThrowingTaskGroup(of: AppendResult.self) { group in
+            for _ in 0..<6 {
+                group.addTask { [log] in
+                    try await log!.append(commandID: command2, expectations: ["q": .any], events: [NewEvent(stream: "q", type: "x", data: Data("{}".utf8))])
+                }
+            }
+            return try await group.reduce(into: [AppendResult]()) { $0.append($1) }
+        }
+        XCTAssertEqual(Set(results.map(\.positions)).count, 1)
+        XCTAssertEqual(results.filter { !$0.replayed }.count, 1)
+        let qCount = try await log.readStream("q").count
+        XCTAssertEqual(qCount, 1)
+    }
+
+    func testTheLogRefusesUpdateDeleteAndTruncate() async throws {
+        _ = try await log.append(commandID: UUID(), expectations: ["u": .noStream], events: [event("u")])
+        for statement in ["UPDATE events SET event_type = 'forged'", "DELETE FROM events", "TRUNCATE events",
+                          "UPDATE commands SET positions = '{}'", "DELETE FROM commands"] {
+            do {
+                try await pool.withConnection { connection in _ = try connection.execute(statement) }
+                XCTFail("\(statement) must be refused")
+            } catch let error as PostgresError {
+                XCTAssertEqual(error.sqlState, "SM002", "\(statement): \(error)")
+            }
+        }
+        let events = try await log.readStream("u")
+        XCTAssertEqual(events.map(\.type), ["thing_happened"])
+    }
+
+    func testBadAppendArgumentsAreRefused() async throws {
+        do {
+            _ = try await log.append(commandID: nil, expectations: ["a": .any], events: [event("b")])
+            XCTFail("a written stream missing from the expectations must be refused")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.sqlState, "22023")
+        }
+        let count = try await log.readStream("b").count
+        XCTAssertEqual(count, 0)
+    }
+}

@@ -1,0 +1,90 @@
+import EventLog
+import Foundation
+import Postgres
+import PostgresTesting
+import Synchronization
+import XCTest
+
+/// The feed never skips an event: many concurrent writers, some rolling back, and a live reader.
+final class FeedTests: XCTestCase {
+    func testLiveReaderGetsEveryCommittedEventOnceInStreamOrder() async throws {
+        let connectionString = try TestDatabase.create("feed")
+        let pool = ConnectionPool(connectionString: connectionString, maxConnections: 12)
+        let log = EventLog(pool: pool)
+        let listener = log.startListening(connectionString: connectionString)
+        defer { listener.stop() }
+
+        let writers = 8
+        let commandsPerWriter = 2_000
+        let streams = (0..<40).map { "feed-\($0)" }
+
+        // The reader follows live while the writers write.
+        let received = Mutex<[RecordedEvent]>([])
+        let reader = Task {
+            try await LogFollower(log: log, batchSize: 500).follow(from: .start) { batch in
+                received.withLock { $0.append(contentsOf: batch) }
+            }
+        }
+
+        let committed = try await withThrowingTaskGroup(of: [UUID].self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    var mine: [UUID] = []
+                    var generator = SystemRandomNumberGenerator()
+                    for n in 0..<commandsPerWriter {
+                        let stream = streams.randomElement(using: &generator)!
+                        let events = (0..<Int.random(in: 1...3, using: &generator)).map { index in
+                            NewEvent(stream: stream, type: "tick", data: Data(#"{"writer":\#(writer),"n":\#(n),"i":\#(index)}"#.utf8))
+                        }
+                        let rollBack = n % 10 == 7
+                        while true {
+                            do {
+                                try await pool.withConnection { connection in
+                                    try connection.execute("BEGIN")
+                                    do {
+                                        _ = try EventLog.append(on: connection, commandID: UUID(), expectations: [stream: .any], events: events)
+                                        try connection.execute(rollBack ? "ROLLBACK" : "COMMIT")
+                                    } catch {
+                                        try? connection.execute("ROLLBACK")
+                                        throw error
+                                    }
+                                }
+                                break
+                            } catch EventLogError.versionConflict {
+                                continue  // a younger transaction wrote the stream first: retry
+                            }
+                        }
+                        if !rollBack {
+                            try await log.notifyCommitted()
+                            mine += events.map(\.id)
+                        }
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: [UUID]()) { $0 += $1 }
+        }
+
+        // Wait until the reader has seen as many events as were committed (bounded).
+        let deadline = ContinuousClock.now + .seconds(60)
+        while received.withLock({ $0.count }) < committed.count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        // Give a wrong reader a chance to over-deliver before checking.
+        try await Task.sleep(for: .milliseconds(300))
+        reader.cancel()
+        _ = try? await reader.value
+        await pool.close()
+
+        let events = received.withLock { $0 }
+        XCTAssertEqual(events.count, committed.count, "every committed event exactly once")
+        XCTAssertEqual(Set(events.map(\.id)).count, events.count, "no event twice")
+        XCTAssertEqual(Set(events.map(\.id)), Set(committed), "no rolled-back event, none missing")
+        var lastVersion: [String: Int64] = [:]
+        for event in events {
+            XCTAssertEqual(event.version, (lastVersion[event.stream] ?? 0) + 1, "\(event.stream) in version order")
+            lastVersion[event.stream] = event.version
+        }
+        XCTAssertGreaterThan(committed.count, writers * commandsPerWriter * 8 / 10)
+    }
+}

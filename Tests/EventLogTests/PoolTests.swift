@@ -1,0 +1,120 @@
+import EventLog
+import Foundation
+import Postgres
+import PostgresTesting
+import XCTest
+
+final class PoolTests: XCTestCase {
+    /// A server restart breaks every pooled connection; the pool must drop them, fail clearly
+    /// while the server is down, and work again once it is back.
+    func testPoolSurvivesAServerRestart() async throws {
+        // A cluster of its own: restarting the shared one would disturb other suites.
+        let directory = "/tmp/sniffmeet-restart-\(getpid())"
+        let server = try EmbeddedPostgres(.init(dataDirectory: directory, durable: false))
+        try server.start()
+        defer {
+            try? server.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        let pool = ConnectionPool(connectionString: server.connectionString(), maxConnections: 4, acquireTimeout: .seconds(2))
+        // Fill the pool with idle connections.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    try await pool.withConnection { connection in _ = try connection.execute("SELECT pg_sleep(0.05)") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let before = await pool.statistics
+        XCTAssertEqual(before.open, 4)
+
+        try server.stop()
+        let started = ContinuousClock.now
+        do {
+            _ = try await pool.withConnection { try $0.execute("SELECT 1").first!.int(0) }
+            XCTFail("the server is down: the query must fail")
+        } catch let error as PostgresError {
+            XCTAssertTrue(error.isConnectionProblem, "a clear connection error, got \(error)")
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10), "fails, does not hang")
+
+        try server.start()
+        for _ in 0..<8 {
+            let value = try await pool.withConnection { try $0.execute("SELECT 42").first!.int(0) }
+            XCTAssertEqual(value, 42)
+        }
+        await pool.close()
+    }
+
+    func testAcquireTimesOutWhenThePoolIsExhausted() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("pool"), maxConnections: 1, acquireTimeout: .milliseconds(200))
+        let holder = Task { try await pool.withConnection { _ = try $0.execute("SELECT pg_sleep(1)") } }
+        try await Task.sleep(for: .milliseconds(100))
+        do {
+            _ = try await pool.withConnection { try $0.execute("SELECT 1").count }
+            XCTFail("the only connection is busy: acquire must time out")
+        } catch PostgresError.poolTimeout {
+        }
+        try await holder.value
+        let after = try await pool.withConnection { try $0.execute("SELECT 1").count }
+        XCTAssertEqual(after, 1)
+        await pool.close()
+    }
+
+    func testParametersRoundTrip() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("params"))
+        let id = UUID()
+        let date = Date(timeIntervalSince1970: 1_800_000_000.123456)
+        let row = try await pool.withConnection { connection -> [String] in
+            let result = try connection.execute(
+                "SELECT $1::text, $2::bigint, $3::bool, $4::uuid, $5::timestamptz, $6::jsonb, $7::text[], $8::text IS NULL",
+                ["it's \"quoted\" \\ ; DROP TABLE events", Int64.max, true, id, date, JSONB(#"{"a": [1, 2]}"#),
+                 ["x", "y\"z", "a,b"], Optional<String>.none])
+            let row = result.first!
+            return [try row.string(0), String(try row.int64(1)), String(try row.bool(2)), try row.uuid(3).uuidString,
+                    String(try row.date(4).timeIntervalSince1970), String(decoding: try row.json(5), as: UTF8.self),
+                    try row.string(6), String(try row.bool(7))]
+        }
+        XCTAssertEqual(row[0], "it's \"quoted\" \\ ; DROP TABLE events")
+        XCTAssertEqual(row[1], String(Int64.max))
+        XCTAssertEqual(row[2], "true")
+        XCTAssertEqual(row[3], id.uuidString)
+        XCTAssertEqual(Double(row[4])!, date.timeIntervalSince1970, accuracy: 0.000001)
+        XCTAssertEqual(row[5], #"{"a": [1, 2]}"#)
+        XCTAssertEqual(row[6], #"{x,"y\"z","a,b"}"#)
+        XCTAssertEqual(row[7], "true")
+        await pool.close()
+    }
+
+    func testPipelineAndCopy() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("copy"))
+        let (sum, copied, lines) = try await pool.withConnection { connection -> (Int, Int, [String]) in
+            try connection.execute("CREATE TABLE t (n int, label text)")
+            let statements = (1...1000).map { Connection.Statement("INSERT INTO t VALUES ($1, $2)", [$0, "p\($0)"]) }
+            _ = try connection.pipeline(statements)
+            let copied = try connection.copyIn("COPY t FROM STDIN", [Data("2001\tc1\n2002\tc2\n".utf8)])
+            var lines: [String] = []
+            try connection.copyOut("COPY (SELECT n, label FROM t WHERE n > 2000 ORDER BY n) TO STDOUT") {
+                lines.append(String(decoding: $0, as: UTF8.self))
+            }
+            let sum = try connection.execute("SELECT sum(n) FROM t WHERE n <= 1000").first!.int(0)
+            return (sum, copied, lines)
+        }
+        XCTAssertEqual(sum, 500_500)
+        XCTAssertEqual(copied, 2)
+        XCTAssertEqual(lines, ["2001\tc1\n", "2002\tc2\n"])
+        // A failing statement in a pipeline is reported, and the connection stays usable.
+        do {
+            _ = try await pool.withConnection { connection in
+                try connection.pipeline([Connection.Statement("SELECT 1"), Connection.Statement("SELECT 1/0")]).count
+            }
+            XCTFail("division by zero must surface")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.sqlState, "22012")
+        }
+        let value = try await pool.withConnection { try $0.execute("SELECT 7").first!.int(0) }
+        XCTAssertEqual(value, 7)
+        await pool.close()
+    }
+}
