@@ -52,6 +52,27 @@ let package = Package(
         // Private PostgreSQL clusters and fresh databases for the tests.
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
+        // The HTTP gateway (Hummingbird 2): routes of API.md, auth, idempotency, read-your-writes.
+        .target(
+            name: "Gateway",
+            dependencies: [
+                "Postgres", "EventLog", "Domain",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("openapi.json")]
+        ),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: [
+                "Gateway", "Postgres", "EventLog", "Domain", "PostgresTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,55 @@
+import Foundation
+import Hummingbird
+import Logging
+import Postgres
+import Domain
+
+/// Turns every error into the JSON error answer of API.md, so that nothing a client sends
+/// becomes an unexplained 500: router misses become `404 not_found` or `405`, database outages
+/// `503 unavailable`, domain refusals their stable code.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+    let routes: RouteTable
+    let maxBodyBytes: Int
+    /// Maps errors of modules the gateway does not know statically (the command handler's).
+    let translate: @Sendable (any Error) -> APIError?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let apiError = map(error, request: request, context: context)
+            if apiError.status.code >= 500 {
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "code": "\(apiError.code)"])
+            }
+            return try apiError.response(from: request, context: context)
+        }
+    }
+
+    func map(_ error: any Error, request: Request, context: Context) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as DomainError:
+            return error.apiError
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound:
+                let allowed = routes.methods(matching: request.uri.path)
+                return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+            case .contentTooLarge:
+                return .bodyTooLarge(limit: maxBodyBytes)
+            default:
+                return APIError(error.status, error.status.code < 500 ? "bad_request" : "internal_error",
+                                error.body ?? error.status.reasonPhrase)
+            }
+        case let error as PostgresError:
+            if case .poolTimeout = error { return .overloaded }
+            return error.isConnectionProblem ? .unavailable : .internalError
+        case is CancellationError:
+            return .requestTimeout
+        default:
+            return translate(error) ?? .internalError
+        }
+    }
+}
