@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// Every error a client can see: an HTTP status plus a stable `code` (API.md), a human message

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import Postgres
@@ -18,7 +19,7 @@ public struct GatewayServices: Sendable {
     public let metrics: GatewayMetrics
     public let routes: RouteTable
     let authenticator: Authenticator
-    let body: RequestBody
+    let body: BodyReader
 
     public init(configuration: GatewayConfiguration, pool: ConnectionPool, log: EventLog, metrics: GatewayMetrics = GatewayMetrics()) {
         self.configuration = configuration
@@ -32,7 +33,7 @@ public struct GatewayServices: Sendable {
         self.metrics = metrics
         self.routes = RouteTable()
         self.authenticator = Authenticator(tokens: tokens)
-        self.body = RequestBody(limit: configuration.maxBodyBytes)
+        self.body = BodyReader(limit: configuration.maxBodyBytes)
     }
 
     /// The caller, from the bearer token; `401 unauthorized` otherwise.

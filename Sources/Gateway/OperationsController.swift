@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Postgres
 import Domain

@@ -3,7 +3,7 @@ import Hummingbird
 
 /// Reads request bodies with the gateway's size limit and decodes JSON with API error codes:
 /// malformed JSON is `invalid_json`, a missing or mistyped field `validation_failed` naming it.
-struct RequestBody: Sendable {
+struct BodyReader: Sendable {
     let limit: Int
 
     /// The raw body; `413 body_too_large` past the limit (checked on Content-Length first,
