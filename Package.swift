@@ -42,10 +42,19 @@ let package = Package(
         ),
         // The rules of the app: plain values and functions, no I/O.
         .target(name: "Domain"),
+        // The command handler: load streams, decide, append; drop tokens; walk expiry job.
+        .target(
+            name: "Commands",
+            dependencies: [
+                "Domain", "EventLog", "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Gateway",
+                "Postgres", "EventLog", "Domain", "Commands", "Gateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -54,11 +63,12 @@ let package = Package(
         // Private PostgreSQL clusters and fresh databases for the tests.
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
+        .testTarget(name: "CommandsTests", dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting"]),
         // The HTTP gateway (Hummingbird 2): routes of API.md, auth, idempotency, read-your-writes.
         .target(
             name: "Gateway",
             dependencies: [
-                "Postgres", "EventLog", "Domain",
+                "Postgres", "EventLog", "Domain", "Commands",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -72,7 +82,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "Postgres", "EventLog", "Domain", "PostgresTesting",
+                "Gateway", "Commands", "Postgres", "EventLog", "Domain", "PostgresTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

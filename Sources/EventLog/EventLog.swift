@@ -66,7 +66,12 @@ public struct EventLog: Sendable {
     /// events' own ids.
     public static func eventIDs(commandID: UUID?, events: [NewEvent]) -> [UUID] {
         guard let commandID else { return events.map(\.id) }
-        return events.indices.map { index in
+        return eventIDs(commandID: commandID, count: events.count)
+    }
+
+    /// The ids of the first `count` events of a command.
+    public static func eventIDs(commandID: UUID, count: Int) -> [UUID] {
+        (0..<count).map { index in
             var bytes = withUnsafeBytes(of: commandID.uuid) { Array($0) }
             bytes += withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) }
             var digest = Array(SHA256.hash(data: bytes).prefix(16))
@@ -178,9 +183,9 @@ public struct EventLog: Sendable {
         return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
     }
 
-    static let columns = "transaction_id, position, stream_id, stream_version, event_id, event_type, data, metadata, recorded_at"
+    public static let columns = "transaction_id, position, stream_id, stream_version, event_id, event_type, data, metadata, recorded_at"
 
-    static func decodeEvent(_ row: Row) throws -> RecordedEvent {
+    public static func decodeEvent(_ row: Row) throws -> RecordedEvent {
         RecordedEvent(
             position: LogPosition(transactionID: try row.uint64(0), position: try row.int64(1)),
             stream: try row.string(2), version: try row.int64(3), id: try row.uuid(4), type: try row.string(5),
