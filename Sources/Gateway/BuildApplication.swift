@@ -1,3 +1,4 @@
+import Commands
 import EventLog
 import Foundation
 import Hummingbird
@@ -7,18 +8,19 @@ import ServiceLifecycle
 
 /// The router with every route of API.md and the middleware chain:
 /// request id + log → metrics → JSON errors → timeout → route.
-public func buildRouter(_ services: GatewayServices, commandErrors: @escaping @Sendable (any Error) -> APIError? = { _ in nil }) -> Router<GatewayRequestContext> {
+public func buildRouter(_ services: GatewayServices, handler: CommandHandler) -> Router<GatewayRequestContext> {
+    let runner = CommandRunner(services: services, handler: handler)
     let router = Router(context: GatewayRequestContext.self)
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: services.metrics))
     router.add(middleware: ErrorMiddleware(routes: services.routes, maxBodyBytes: services.configuration.maxBodyBytes,
-                                           translate: commandErrors))
+                                           translate: { _ in nil }))
     router.add(middleware: TimeoutMiddleware(timeout: services.configuration.requestTimeout,
                                              exempt: ["/v1/me/notifications/stream"]))
     OperationsController(services: services).addRoutes(to: router)
-    UsersController(services: services).addRoutes(to: router)
-    MatesController(services: services).addRoutes(to: router)
-    WalksController(services: services).addRoutes(to: router)
+    UsersController(services: services, runner: runner).addRoutes(to: router)
+    MatesController(services: services, runner: runner).addRoutes(to: router)
+    WalksController(services: services, runner: runner).addRoutes(to: router)
     NotificationsController(services: services).addRoutes(to: router)
     return router
 }
@@ -31,8 +33,9 @@ public func buildApplication(_ configuration: GatewayConfiguration, services ext
     let pool = ConnectionPool(connectionString: ConnectionOptions.withStatementTimeout(configuration.databaseURL,
                                                                                       milliseconds: 5000),
                               maxConnections: configuration.maxConnections, acquireTimeout: .seconds(2), logger: logger)
-    let services = GatewayServices(configuration: configuration, pool: pool, log: EventLog(pool: pool))
-    let router = buildRouter(services)
+    let log = EventLog(pool: pool)
+    let services = GatewayServices(configuration: configuration, pool: pool, log: log)
+    let router = buildRouter(services, handler: CommandHandler(log: log, walkTTL: configuration.walkTTL))
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sniffmeet"),

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import Postgres
 import Domain
+import Commands
 
 /// Turns every error into the JSON error answer of API.md, so that nothing a client sends
 /// becomes an unexplained 500: router misses become `404 not_found` or `405`, database outages
@@ -31,6 +32,8 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as APIError:
             return error
         case let error as DomainError:
+            return error.apiError
+        case let error as CommandError:
             return error.apiError
         case let error as HTTPError:
             switch error.status {
