@@ -84,6 +84,8 @@ let package = Package(
             dependencies: [
                 "Gateway", "Commands", "Postgres", "EventLog", "Domain", "PostgresTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -25,13 +25,16 @@ public struct GatewayConfiguration: Sendable {
     public var maxConcurrentDatabaseWaits: Int
     /// How often the SSE stream sends a heartbeat comment.
     public var heartbeatInterval: Duration
+    /// How long one SSE response stays open; the client then reconnects with `Last-Event-ID`.
+    /// Bounding it keeps every request finite (proxies cut long streams anyway).
+    public var streamMaxDuration: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, databaseURL: String,
         walkTTL: TimeInterval = 60, adminToken: String? = nil, maxBodyBytes: Int = 16 * 1024,
         readYourWritesTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(10),
         maxConnections: Int = 16, maxConcurrentDatabaseWaits: Int = 256,
-        heartbeatInterval: Duration = .seconds(15)
+        heartbeatInterval: Duration = .seconds(15), streamMaxDuration: Duration = .seconds(600)
     ) {
         self.host = host
         self.port = port
@@ -44,6 +47,7 @@ public struct GatewayConfiguration: Sendable {
         self.maxConnections = maxConnections
         self.maxConcurrentDatabaseWaits = maxConcurrentDatabaseWaits
         self.heartbeatInterval = heartbeatInterval
+        self.streamMaxDuration = streamMaxDuration
     }
 
     /// Reads `SNIFFMEET_WALK_TTL_SECONDS`, `SNIFFMEET_ADMIN_TOKEN`, `SNIFFMEET_DB_CONNECTIONS`,

@@ -9,7 +9,8 @@ import ServiceLifecycle
 /// Each entry is `id: <feed position>`, `event: notification`, `data: <JSON>`. A client that
 /// reconnects with `Last-Event-ID` gets everything after that position; a new client gets
 /// what arrives from now on. A comment line every heartbeat interval keeps proxies from
-/// closing an idle stream. The stream ends when the client leaves or the server shuts down.
+/// closing an idle stream. The stream ends when the client leaves, the server shuts down, or
+/// after `streamMaxDuration` (the client reconnects with `Last-Event-ID` and loses nothing).
 struct NotificationStream: Sendable {
     let services: GatewayServices
     /// How often the read model is polled while nothing arrives (also woken by the log's NOTIFY).
@@ -32,12 +33,13 @@ struct NotificationStream: Sendable {
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         let services = self.services, poll = pollInterval
         let heartbeat = services.configuration.heartbeatInterval
+        let closeAt = ContinuousClock.now + services.configuration.streamMaxDuration
         let logger = context.logger
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             var position = start
             var lastWrite = ContinuousClock.now
             try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            while !Task.isCancelled && !Task.isShuttingDownGracefully && ContinuousClock.now < closeAt {
                 let generation = services.log.signal.generation
                 let entries: [NotificationJSON]
                 do {
