@@ -23,8 +23,8 @@ struct RequestLogMiddleware: RouterMiddleware {
             "path": .string(request.uri.path),
             "route": .string(context.endpointPath ?? "unmatched"),
             "status": .stringConvertible(response.status.code),
-            "ms": .stringConvertible(Double(elapsed.components.attoseconds / 1_000_000_000_000_000) / 1000
-                                     + Double(elapsed.components.seconds) * 1000),
+            "ms": .stringConvertible(Double(elapsed.components.seconds) * 1000
+                                     + Double(elapsed.components.attoseconds) / 1e15),
         ])
         return response
     }
