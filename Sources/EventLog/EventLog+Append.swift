@@ -2,16 +2,23 @@ import Crypto
 import Foundation
 import Postgres
 
-/// Appending: two statements sent as one pipeline (one round trip), in one transaction.
+/// Appending: one round trip, one transaction.
 ///
-/// 1. Transaction-scoped advisory locks on every stream involved, in key order (no deadlocks):
-///    exclusive for streams written, shared for streams only read. A command conditioned on a
-///    stream (SendWalk on the pair stream) thereby excludes a concurrent writer of that stream
-///    until it commits, and writers of one stream queue up. Locks write nothing to disk.
-/// 2. One `INSERT … SELECT` that writes the events only if every expected version still holds
-///    and no written stream's head comes from a younger transaction (a transaction's id is fixed
-///    at its first write; writing after a younger writer would put this version before theirs in
-///    the feed). The unique (stream, version) and event-id indexes back both checks up.
+/// - Transaction-scoped advisory locks on every stream involved, in key order (no deadlocks):
+///   exclusive for streams written, shared for streams only read. A command conditioned on a
+///   stream (SendWalk on the pair stream) thereby excludes a concurrent writer of that stream
+///   until it commits. Locks write nothing to disk.
+/// - One `INSERT … SELECT` that writes the events only if every expected version still holds
+///   and no written stream's head comes from a younger transaction (a transaction's id is fixed
+///   at its first write; writing after a younger writer would put this version before theirs in
+///   the feed). The unique (stream, version) and event-id indexes back both checks up.
+///
+/// When the command only writes, the locks are taken inside the INSERT itself (one statement):
+/// its version checks may then run on a snapshot from before the wait, which is harmless
+/// because a writer that got in first makes the unique (stream, version) index refuse this one.
+/// A read-only condition has no such backstop, so then the locks are a statement of their own
+/// and the checks see everything committed before the locks were granted (two statements,
+/// pipelined).
 ///
 /// Idempotency costs nothing extra: a command's event ids derive from its command id, so a
 /// retry hits the unique event-id index and gets the first append's positions back.
@@ -100,6 +107,18 @@ struct AppendPlan {
               FROM unnest($1::text[], $2::bool[]) AS s(stream_id, read_only) GROUP BY 1 ORDER BY 1) AS t
         """
 
+    /// The INSERT with the exclusive locks of all its streams as a one-time filter, evaluated
+    /// before the first row is produced.
+    static let lockingInsertSQL = insertSQL.replacingOccurrences(
+        of: "\nORDER BY e.ord\n",
+        with: """
+
+          AND (SELECT count(pg_advisory_xact_lock(l.key))
+               FROM (SELECT DISTINCT hashtextextended(s, 7336) AS key FROM unnest($11::text[]) AS s ORDER BY 1) AS l) >= 0
+        ORDER BY e.ord
+
+        """)
+
     static let insertSQL = """
         INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
         SELECT e.stream_id,
@@ -124,7 +143,7 @@ struct AppendPlan {
             throw EventLogError.invalidAppend("every written stream must be listed with its expected version")
         }
         let streams = expectations.keys.sorted()
-        let lock = Connection.Statement(Self.lockSQL, [streams, streams.map { !writtenStreams.contains($0) }], prepared: true)
+        let onlyWrites = streams.allSatisfy { writtenStreams.contains($0) }
 
         // Per event: its version when the stream's expectation fixes it, else its rank in the stream.
         var seen: [String: Int64] = [:]
@@ -144,15 +163,20 @@ struct AppendPlan {
             guard let version = expectations[stream]!.parameter else { return nil }
             return (stream, version)
         }
-        let insert = Connection.Statement(Self.insertSQL, [
+        var parameters: [any PostgresEncodable] = [
             events.map(\.stream), versions, ranks, ids, events.map(\.type),
             events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) },
             checked.map(\.0), checked.map(\.1), writtenStreams,
-        ], prepared: true)
-
-        let results: [QueryResult]
+        ]
+        let inserted: QueryResult
         do {
-            results = try connection.pipeline([lock, insert])
+            if onlyWrites {
+                parameters.append(streams)
+                inserted = try connection.execute(Self.lockingInsertSQL, parameters, prepared: true)
+            } else {
+                let lock = Connection.Statement(Self.lockSQL, [streams, streams.map { !writtenStreams.contains($0) }], prepared: true)
+                inserted = try connection.pipeline([lock, Connection.Statement(Self.insertSQL, parameters, prepared: true)])[1]
+            }
         } catch let error as PostgresError {
             if case .server(let server) = error, server.sqlState == SQLState.uniqueViolation {
                 if server.constraint == "events_event_id_key" { throw EventLogError.alreadyAppended }
@@ -166,7 +190,6 @@ struct AppendPlan {
             }
             throw error
         }
-        let inserted = results[1]
         guard inserted.count == events.count else {
             // A condition failed: some stream moved or a younger transaction wrote it first.
             throw EventLogError.versionConflict(stream: "", message: "version conflict: a stream moved since it was read")
