@@ -40,10 +40,18 @@ let package = Package(
         ),
         // The rules of the app: plain values and functions, no I/O.
         .target(name: "Domain"),
+        // Read models kept by checkpointed projectors; rebuild, verify and replay.
+        .target(
+            name: "Projections",
+            dependencies: [
+                "Postgres", "EventLog", "Domain",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain",
+                "Postgres", "EventLog", "Domain", "Projections",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -52,6 +60,7 @@ let package = Package(
         // Private PostgreSQL clusters and fresh databases for the tests.
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Projections", "PostgresTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
