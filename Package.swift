@@ -48,10 +48,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The command handler: load streams, decide, append; drop tokens; walk expiry job.
+        .target(
+            name: "Commands",
+            dependencies: [
+                "Domain", "EventLog", "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Projections",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -60,7 +69,8 @@ let package = Package(
         // Private PostgreSQL clusters and fresh databases for the tests.
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Projections", "PostgresTesting"]),
+        .testTarget(name: "CommandsTests", dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -18,23 +18,6 @@ CREATE TABLE events (
 -- The gap-safe feed order.
 CREATE INDEX events_feed_order ON events (transaction_id, position);
 
--- One row per stream: its current version and the transaction that wrote it last. Appends
--- lock these rows first, which serializes writers per stream and lets a writer see that a
--- younger transaction got there before it.
-CREATE TABLE streams (
-    stream_id      text   PRIMARY KEY,
-    version        bigint NOT NULL,
-    transaction_id xid8   NOT NULL
-);
-
--- Every command that appended, so a retry returns the first result and writes nothing.
-CREATE TABLE commands (
-    command_id     uuid        PRIMARY KEY,
-    transaction_id xid8        NOT NULL DEFAULT pg_current_xact_id(),
-    positions      bigint[]    NOT NULL,
-    recorded_at    timestamptz NOT NULL DEFAULT now()
-);
-
 -- Append-only by database rule, not by convention.
 CREATE FUNCTION reject_log_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -45,20 +28,23 @@ $$;
 
 CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON events
     FOR EACH STATEMENT EXECUTE FUNCTION reject_log_change();
-CREATE TRIGGER commands_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON commands
-    FOR EACH STATEMENT EXECUTE FUNCTION reject_log_change();
 
 -- Appends the events of one command in the calling transaction.
 --
 -- p_streams/p_expected list every stream the command read or writes, each with the version the
--- command saw (NULL: any version; 0: the stream must not exist yet). Heads are locked in
--- stream-id order (no deadlocks between commands) before any event row is written, and a head
--- last written by a younger transaction is a conflict: otherwise this transaction's older id
--- would place its new version before the younger one's in the feed.
+-- command saw (NULL: any version; 0: the stream must not exist yet). A stream only read is a
+-- condition: the append fails if it moved.
 --
--- A conflict raises SQLSTATE SM001 with the stream id as the detail.
+-- Writers of a stream serialize on a transaction-scoped advisory lock keyed by the stream (no
+-- table writes, no WAL), taken in key order so two commands never deadlock. Under the lock the
+-- stream's head is its last event. A head written by a younger transaction is a conflict:
+-- otherwise this transaction's older id would place its new version before the younger one's
+-- in the feed.
+--
+-- Idempotency: a command's event ids are derived from its command id by the caller, so a retry
+-- carries the same ids; when the first one is already in the log the stored positions are
+-- returned and nothing is written. A conflict raises SQLSTATE SM001 with the stream id as detail.
 CREATE FUNCTION append_events(
-    p_command_id    uuid,
     p_streams       text[],
     p_expected      bigint[],
     p_event_streams text[],
@@ -69,13 +55,9 @@ CREATE FUNCTION append_events(
 ) RETURNS TABLE (transaction_id xid8, positions bigint[], replayed boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
-    my_xid    xid8 := pg_current_xact_id();
+    my_xid        xid8;
     new_positions bigint[];
-    bases     bigint[] := '{}';
-    claim     record;
-    head      record;
-    written   bigint;
-    prior     record;
+    bad           record;
 BEGIN
     IF coalesce(cardinality(p_event_streams), 0) = 0 THEN
         RAISE EXCEPTION 'append_events needs at least one event' USING ERRCODE = '22023';
@@ -84,67 +66,52 @@ BEGIN
         RAISE EXCEPTION 'every written stream must be listed with its expected version' USING ERRCODE = '22023';
     END IF;
 
-    SELECT array_agg(nextval('events_position_seq')) INTO new_positions
-    FROM generate_series(1, cardinality(p_event_streams));
+    PERFORM pg_advisory_xact_lock(k.key)
+    FROM (SELECT DISTINCT hashtextextended(s, 7336) AS key FROM unnest(p_streams) AS s ORDER BY 1) AS k;
 
-    IF p_command_id IS NOT NULL THEN
-        -- A concurrent append of the same command waits here until the first one ends.
-        INSERT INTO commands (command_id, positions) VALUES (p_command_id, new_positions)
-        ON CONFLICT DO NOTHING;
-        IF NOT FOUND THEN
-            SELECT c.transaction_id, c.positions INTO prior FROM commands c WHERE c.command_id = p_command_id;
-            RETURN QUERY SELECT prior.transaction_id, prior.positions, true;
-            RETURN;
-        END IF;
+    -- Checked under the locks: a concurrent run of the same command has committed by now.
+    IF EXISTS (SELECT 1 FROM events e WHERE e.event_id = p_event_ids[1]) THEN
+        RETURN QUERY
+        SELECT min(e.transaction_id), array_agg(e.position ORDER BY array_position(p_event_ids, e.event_id)), true
+        FROM events e WHERE e.event_id = ANY (p_event_ids);
+        RETURN;
     END IF;
 
-    FOR claim IN
-        SELECT s.stream_id, s.expected, s.ord,
-               (SELECT count(*) FROM unnest(p_event_streams) AS e(sid) WHERE e.sid = s.stream_id) AS n
-        FROM unnest(p_streams, p_expected) WITH ORDINALITY AS s(stream_id, expected, ord)
-        ORDER BY s.stream_id
-    LOOP
-        SELECT st.version, st.transaction_id INTO head FROM streams st WHERE st.stream_id = claim.stream_id FOR UPDATE;
-        IF NOT FOUND THEN
-            IF claim.expected IS NOT NULL AND claim.expected <> 0 THEN
-                RAISE EXCEPTION 'version conflict on stream %: expected version %, the stream does not exist',
-                    claim.stream_id, claim.expected USING ERRCODE = 'SM001', DETAIL = claim.stream_id;
-            END IF;
-            INSERT INTO streams (stream_id, version, transaction_id) VALUES (claim.stream_id, claim.n, my_xid)
-            ON CONFLICT DO NOTHING;
-            IF NOT FOUND THEN
-                RAISE EXCEPTION 'version conflict on stream %: created concurrently', claim.stream_id
-                    USING ERRCODE = 'SM001', DETAIL = claim.stream_id;
-            END IF;
-            bases[claim.ord] := 0;
-        ELSE
-            IF claim.expected IS NOT NULL AND head.version <> claim.expected THEN
-                RAISE EXCEPTION 'version conflict on stream %: expected version %, found %',
-                    claim.stream_id, claim.expected, head.version USING ERRCODE = 'SM001', DETAIL = claim.stream_id;
-            END IF;
-            IF claim.n > 0 AND head.transaction_id > my_xid THEN
-                RAISE EXCEPTION 'version conflict on stream %: a younger transaction wrote it first', claim.stream_id
-                    USING ERRCODE = 'SM001', DETAIL = claim.stream_id;
-            END IF;
-            IF claim.n > 0 THEN
-                UPDATE streams SET version = head.version + claim.n, transaction_id = my_xid
-                WHERE stream_id = claim.stream_id;
-            END IF;
-            bases[claim.ord] := head.version;
-        END IF;
-    END LOOP;
+    my_xid := pg_current_xact_id();
 
-    INSERT INTO events (position, stream_id, stream_version, event_id, event_type, data, metadata)
-    SELECT new_positions[e.ord], e.stream_id,
-           b.base + row_number() OVER (PARTITION BY e.stream_id ORDER BY e.ord),
-           e.event_id, e.event_type, e.data, e.metadata
-    FROM unnest(p_event_streams, p_event_ids, p_event_types, p_data, p_metadata)
-             WITH ORDINALITY AS e(stream_id, event_id, event_type, data, metadata, ord)
-    JOIN unnest(p_streams, bases) AS b(stream_id, base) USING (stream_id);
-    GET DIAGNOSTICS written = ROW_COUNT;
-    IF written <> cardinality(p_event_streams) THEN
-        RAISE EXCEPTION 'appended % of % events', written, cardinality(p_event_streams) USING ERRCODE = 'XX000';
+    SELECT s.stream_id, s.expected, h.stream_version AS found, h.transaction_id AS writer,
+           EXISTS (SELECT 1 FROM unnest(p_event_streams) AS w(sid) WHERE w.sid = s.stream_id) AS writes
+    INTO bad
+    FROM unnest(p_streams, p_expected) AS s(stream_id, expected)
+    LEFT JOIN LATERAL (
+        SELECT ev.stream_version, ev.transaction_id FROM events ev
+        WHERE ev.stream_id = s.stream_id ORDER BY ev.stream_version DESC LIMIT 1
+    ) AS h ON true
+    WHERE (s.expected IS NOT NULL AND coalesce(h.stream_version, 0) <> s.expected)
+       OR (h.transaction_id > my_xid AND EXISTS (SELECT 1 FROM unnest(p_event_streams) AS w(sid) WHERE w.sid = s.stream_id))
+    ORDER BY s.stream_id
+    LIMIT 1;
+    IF FOUND THEN
+        IF bad.expected IS NOT NULL AND coalesce(bad.found, 0) <> bad.expected THEN
+            RAISE EXCEPTION 'version conflict on stream %: expected version %, found %',
+                bad.stream_id, bad.expected, coalesce(bad.found, 0) USING ERRCODE = 'SM001', DETAIL = bad.stream_id;
+        END IF;
+        RAISE EXCEPTION 'version conflict on stream %: a younger transaction wrote it first', bad.stream_id
+            USING ERRCODE = 'SM001', DETAIL = bad.stream_id;
     END IF;
+
+    WITH inserted AS (
+        INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+        SELECT e.stream_id,
+               coalesce((SELECT max(ev.stream_version) FROM events ev WHERE ev.stream_id = e.stream_id), 0)
+                   + row_number() OVER (PARTITION BY e.stream_id ORDER BY e.ord),
+               e.event_id, e.event_type, e.data, e.metadata
+        FROM unnest(p_event_streams, p_event_ids, p_event_types, p_data, p_metadata)
+                 WITH ORDINALITY AS e(stream_id, event_id, event_type, data, metadata, ord)
+        ORDER BY e.ord
+        RETURNING events.position, events.event_id
+    )
+    SELECT array_agg(i.position ORDER BY array_position(p_event_ids, i.event_id)) INTO new_positions FROM inserted i;
 
     RETURN QUERY SELECT my_xid, new_positions, false;
 END

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import Postgres
@@ -11,10 +12,13 @@ public struct EventLog: Sendable {
     public let pool: ConnectionPool
     /// Wakes this process's feed readers; fed by NOTIFY and by this process's own appends.
     public let signal: LogSignal
+    /// Tells other processes about this process's appends.
+    public let announcer: AppendAnnouncer
 
     public init(pool: ConnectionPool, signal: LogSignal = LogSignal()) {
         self.pool = pool
         self.signal = signal
+        self.announcer = AppendAnnouncer(pool: pool)
     }
 
     // MARK: Append
@@ -26,47 +30,64 @@ public struct EventLog: Sendable {
     /// `commandID` returns the first append's positions and writes nothing.
     public func append(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent]) async throws -> AppendResult {
         let result = try await pool.withConnection { connection in
-            let statement = Self.appendStatement(commandID: commandID, expectations: expectations, events: events)
-            // The NOTIFY runs after the append's commit, as its own transaction: a NOTIFY inside the
-            // append would take PostgreSQL's notify lock for the whole commit and serialize writers.
-            let results = try Self.mapErrors {
-                try connection.pipeline([statement, Connection.Statement("SELECT pg_notify($1, '')", [Self.channel])], syncEach: true)
-            }
-            return try Self.decodeAppend(results[0])
+            try Self.append(on: connection, commandID: commandID, expectations: expectations, events: events)
         }
-        if !result.replayed { signal.notify() }
+        if !result.replayed { announceCommitted() }
         return result
     }
 
     /// Appends inside the caller's transaction on `connection` (for commands that write other
-    /// tables atomically with their events). The caller notifies after commit (`notifyCommitted`).
+    /// tables atomically with their events). The caller announces after commit (`announceCommitted()`).
     public static func append(on connection: Connection, commandID: UUID?, expectations: [String: ExpectedVersion],
                               events: [NewEvent]) throws -> AppendResult {
-        let statement = appendStatement(commandID: commandID, expectations: expectations, events: events)
-        return try mapErrors { try decodeAppend(connection.execute(statement.sql, statement.parameters)) }
+        let ids = eventIDs(commandID: commandID, events: events)
+        let statement = appendStatement(ids: ids, expectations: expectations, events: events)
+        return try mapErrors { try decodeAppend(connection.execute(statement.sql, statement.parameters), eventIDs: ids) }
     }
 
-    /// Announces committed appends to every reader (other processes through NOTIFY).
-    public func notifyCommitted() async throws {
+    /// Announces committed appends to every reader: this process's at once, other processes'
+    /// through a (coalesced) NOTIFY after the commit, never inside the appending transaction.
+    public func announceCommitted() {
         signal.notify()
-        try await pool.withConnection { connection in _ = try connection.execute("SELECT pg_notify($1, '')", [Self.channel]) }
+        announcer.announce()
     }
 
-    static func appendStatement(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent]) -> Connection.Statement {
+    static func appendStatement(ids: [UUID], expectations: [String: ExpectedVersion], events: [NewEvent]) -> Connection.Statement {
         let streams = expectations.keys.sorted()
         return Connection.Statement(
-            "SELECT transaction_id, positions, replayed FROM append_events($1, $2, $3, $4, $5, $6, $7, $8)",
-            [commandID, streams, streams.map { expectations[$0]!.parameter },
-             events.map(\.stream), events.map(\.id), events.map(\.type),
+            "SELECT transaction_id, positions, replayed FROM append_events($1, $2, $3, $4, $5, $6, $7)",
+            [streams, streams.map { expectations[$0]!.parameter },
+             events.map(\.stream), ids, events.map(\.type),
              events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) }])
     }
 
-    static func decodeAppend(_ result: QueryResult) throws -> AppendResult {
+    /// The ids the events of a command are stored under. With a command id they are derived from
+    /// it (a retry carries the same ids, which is how the log recognizes it); without one, the
+    /// events' own ids.
+    public static func eventIDs(commandID: UUID?, events: [NewEvent]) -> [UUID] {
+        guard let commandID else { return events.map(\.id) }
+        return eventIDs(commandID: commandID, count: events.count)
+    }
+
+    /// The ids of the first `count` events of a command.
+    public static func eventIDs(commandID: UUID, count: Int) -> [UUID] {
+        (0..<count).map { index in
+            var bytes = withUnsafeBytes(of: commandID.uuid) { Array($0) }
+            bytes += withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) }
+            var digest = Array(SHA256.hash(data: bytes).prefix(16))
+            digest[6] = (digest[6] & 0x0F) | 0x80  // version 8: custom
+            digest[8] = (digest[8] & 0x3F) | 0x80  // RFC 4122 variant
+            return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+                               digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+        }
+    }
+
+    static func decodeAppend(_ result: QueryResult, eventIDs: [UUID]) throws -> AppendResult {
         guard let row = result.first else { throw PostgresError.protocolViolation(message: "append returned no row") }
         let transaction = try row.uint64(0)
         let positions = try parseBigintArray(try row.string(1))
         return AppendResult(positions: positions.map { LogPosition(transactionID: transaction, position: $0) },
-                            replayed: try row.bool(2))
+                            eventIDs: eventIDs, replayed: try row.bool(2))
     }
 
     static func parseBigintArray(_ text: String) throws -> [Int64] {
@@ -162,9 +183,9 @@ public struct EventLog: Sendable {
         return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
     }
 
-    static let columns = "transaction_id, position, stream_id, stream_version, event_id, event_type, data, metadata, recorded_at"
+    public static let columns = "transaction_id, position, stream_id, stream_version, event_id, event_type, data, metadata, recorded_at"
 
-    static func decodeEvent(_ row: Row) throws -> RecordedEvent {
+    public static func decodeEvent(_ row: Row) throws -> RecordedEvent {
         RecordedEvent(
             position: LogPosition(transactionID: try row.uint64(0), position: try row.int64(1)),
             stream: try row.string(2), version: try row.int64(3), id: try row.uuid(4), type: try row.string(5),

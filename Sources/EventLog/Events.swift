@@ -56,6 +56,8 @@ public struct RecordedEvent: Sendable, Hashable {
 public struct AppendResult: Sendable, Hashable {
     /// The feed positions of the appended events, in order.
     public var positions: [LogPosition]
+    /// The ids the events were stored under (derived from the command id when there is one).
+    public var eventIDs: [UUID]
     /// True when the command id had appended before: nothing was written this time and the
     /// first append's positions are returned.
     public var replayed: Bool

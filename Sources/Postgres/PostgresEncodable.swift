@@ -135,3 +135,17 @@ public enum PostgresTimestamp {
             hour: secondsOfDay / 3600, minute: secondsOfDay % 3600 / 60, second: secondsOfDay % 60)
     }
 }
+
+/// `bytea` parameters, in PostgreSQL's hex format.
+extension Data: PostgresEncodable {
+    public var postgresText: String? {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]("\\x".utf8)
+        out.reserveCapacity(2 + count * 2)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -73,8 +73,10 @@ public struct SyntheticWorkload: Sendable {
         var expectations: [String: ExpectedVersion] = [:]
         for name in loaded { expectations[name.rawValue] = .version(versions[name] ?? 0) }
         var events: [NewEvent] = []
-        for (stream, event) in decision.events {
-            let id = randomUUID()
+        // The log stores a command's events under ids derived from the command id.
+        let ids = EventLog.eventIDs(commandID: commandID, count: decision.events.count)
+        for (index, (stream, event)) in decision.events.enumerated() {
+            let id = ids[index]
             let metadata = #"{"command_id":"\#(commandID.lowercasedString)","schema_version":\#(event.schemaVersion)}"#
             events.append(NewEvent(stream: stream.rawValue, id: id, type: event.typeName, data: event.encodedData(),
                                    metadata: Data(metadata.utf8)))

@@ -37,13 +37,15 @@ final class FeedTests: XCTestCase {
                             NewEvent(stream: stream, type: "tick", data: Data(#"{"writer":\#(writer),"n":\#(n),"i":\#(index)}"#.utf8))
                         }
                         let rollBack = n % 10 == 7
+                        var ids: [UUID] = []
                         while true {
                             do {
-                                try await pool.withConnection { connection in
+                                ids = try await pool.withConnection { connection in
                                     try connection.execute("BEGIN")
                                     do {
-                                        _ = try EventLog.append(on: connection, commandID: UUID(), expectations: [stream: .any], events: events)
+                                        let result = try EventLog.append(on: connection, commandID: UUID(), expectations: [stream: .any], events: events)
                                         try connection.execute(rollBack ? "ROLLBACK" : "COMMIT")
+                                        return result.eventIDs
                                     } catch {
                                         try? connection.execute("ROLLBACK")
                                         throw error
@@ -55,8 +57,8 @@ final class FeedTests: XCTestCase {
                             }
                         }
                         if !rollBack {
-                            try await log.notifyCommitted()
-                            mine += events.map(\.id)
+                            log.announceCommitted()
+                            mine += ids
                         }
                     }
                     return mine

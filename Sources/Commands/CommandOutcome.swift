@@ -1,0 +1,14 @@
+import Domain
+import EventLog
+
+/// What a command did.
+public struct CommandOutcome: Sendable {
+    /// The events appended (or, for a replayed command id, the ones its first run appended).
+    public var events: [(stream: StreamName, event: Event)]
+    /// The feed position of the last event; nil when the command changed nothing.
+    public var position: LogPosition?
+    /// Every stream the command read, as it stands after the command.
+    public var states: [StreamName: StreamState]
+    /// The command id had run before: nothing was written this time.
+    public var replayed: Bool
+}

@@ -1,0 +1,51 @@
+import Logging
+import Postgres
+import Synchronization
+
+/// Sends the NOTIFY that tells other processes new events were committed, coalesced.
+///
+/// NOTIFY is not free: PostgreSQL gives the notifying transaction an id and holds a global lock
+/// on the notification queue through its commit. One NOTIFY per append would serialize every
+/// writer behind that lock, so appends only mark "dirty" and at most one NOTIFY is in flight
+/// per process; appends that land meanwhile are covered by the next one. The NOTIFY commits
+/// asynchronously: losing it in a crash costs only a poll interval.
+public final class AppendAnnouncer: Sendable {
+    private struct State { var inFlight = false; var dirty = false }
+    private let state = Mutex(State())
+    private let pool: ConnectionPool
+    private let logger: Logger
+
+    public init(pool: ConnectionPool, logger: Logger = Logger(label: "sniffmeet.log")) {
+        self.pool = pool
+        self.logger = logger
+    }
+
+    /// Something was committed; make sure a NOTIFY follows.
+    public func announce() {
+        let start = state.withLock { state -> Bool in
+            if state.inFlight { state.dirty = true; return false }
+            state.inFlight = true
+            return true
+        }
+        guard start else { return }
+        Task { [self] in
+            while true {
+                do {
+                    try await pool.withConnection { connection in
+                        _ = try connection.execute(
+                            "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", [EventLog.channel])
+                    }
+                } catch {
+                    // Readers fall back to polling; nothing is lost but latency.
+                    logger.debug("NOTIFY failed", metadata: ["error": "\(error)"])
+                }
+                let again = state.withLock { state -> Bool in
+                    if state.dirty { state.dirty = false; return true }
+                    state.inFlight = false
+                    return false
+                }
+                if !again { return }
+            }
+        }
+    }
+}

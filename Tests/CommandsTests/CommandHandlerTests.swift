@@ -1,0 +1,159 @@
+import Commands
+import Domain
+import EventLog
+import Foundation
+import Postgres
+import XCTest
+
+final class CommandHandlerTests: XCTestCase {
+    func testSixteenConcurrentSignUpsWithOneNicknameInDifferentCaseOneWins() async throws {
+        let (handler, pool) = try makeHandler("nickname")
+        let spellings = ["Rex", "REX", "rex", "rEx"]
+        let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    let user = UUID()
+                    do {
+                        _ = try await handler.handle(.registerUser(userID: user, profile: dogProfile(spellings[index % 4])), metadata: as_(user))
+                        return "ok"
+                    } catch let error as CommandError {
+                        return error.code
+                    }
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        XCTAssertEqual(outcomes.filter { $0 == "ok" }.count, 1)
+        XCTAssertEqual(outcomes.filter { $0 == "nickname_taken" }.count, 15)
+        let reserved = try await pool.withConnection {
+            try $0.execute("SELECT count(*) FROM events WHERE event_type = 'nickname_reserved'").first!.int(0)
+        }
+        XCTAssertEqual(reserved, 1)
+        await pool.close()
+    }
+
+    func testRetriedCommandIDWritesNothingAndReturnsTheFirstResult() async throws {
+        let (handler, pool) = try makeHandler("retry")
+        let users = try await register(2, with: handler)
+        try await makeMates(users[0], users[1], with: handler)
+        let walkID = UUID()
+        let metadata = CommandMetadata(actor: users[0])
+        let send = Command.sendWalk(walkID: walkID, from: users[0], to: users[1], message: "Park?", latitude: 52.5, longitude: 13.4, placeName: nil)
+        let first = try await handler.handle(send, metadata: metadata)
+        XCTAssertFalse(first.replayed)
+        let countBefore = try await pool.withConnection { try $0.execute("SELECT count(*) FROM events").first!.int(0) }
+        // The same command id again, even though deciding anew would now be refused (the walk exists).
+        let again = try await handler.handle(send, metadata: metadata)
+        XCTAssertTrue(again.replayed)
+        XCTAssertEqual(again.position, first.position)
+        XCTAssertEqual(again.events.map(\.event), first.events.map(\.event))
+        let countAfter = try await pool.withConnection { try $0.execute("SELECT count(*) FROM events").first!.int(0) }
+        XCTAssertEqual(countAfter, countBefore)
+        // A new command id for the same walk is refused by the domain.
+        do {
+            _ = try await handler.handle(send, metadata: CommandMetadata(actor: users[0]))
+            XCTFail("a second walk with the same id must be refused")
+        } catch let error as CommandError {
+            XCTAssertEqual(error.code, "already_exists")
+        }
+        await pool.close()
+    }
+
+    func testDropTokensAreSingleUseForTheirOwnerAndExpire() async throws {
+        let clock = TestClock()
+        let (handler, pool) = try makeHandler("droptoken", clock: clock)
+        let users = try await register(3, with: handler)
+        let (a, b, c) = (users[0], users[1], users[2])
+        func code(_ body: () async throws -> Void) async -> String? {
+            do { try await body(); return nil } catch let error as CommandError { return error.code } catch { return "\(error)" }
+        }
+        let fromB = try await handler.issueDropToken(for: b)
+        XCTAssertEqual(fromB.expiresAt.timeIntervalSince(clock.now), 300, accuracy: 1)
+        // A token handed out by B is good only for a request to B.
+        let wrongAddressee = await code { _ = try await handler.requestMate(from: a, to: c, dropToken: fromB.token, metadata: as_(a)) }
+        XCTAssertEqual(wrongAddressee, "invalid_drop_token")
+        let unknown = await code { _ = try await handler.requestMate(from: a, to: b, dropToken: "forged", metadata: as_(a)) }
+        XCTAssertEqual(unknown, "invalid_drop_token")
+        let requested = try await handler.requestMate(from: a, to: b, dropToken: fromB.token, metadata: as_(a))
+        XCTAssertEqual(requested.events.map(\.event.typeName), ["mate_requested"])
+        // Spent: C cannot use it.
+        let reused = await code { _ = try await handler.requestMate(from: c, to: b, dropToken: fromB.token, metadata: as_(c)) }
+        XCTAssertEqual(reused, "invalid_drop_token")
+        // Expired after five minutes.
+        let fromC = try await handler.issueDropToken(for: c)
+        clock.advance(301)
+        let expired = await code { _ = try await handler.requestMate(from: a, to: c, dropToken: fromC.token, metadata: as_(a)) }
+        XCTAssertEqual(expired, "drop_token_expired")
+        let requestsToC = try await pool.withConnection {
+            try $0.execute("SELECT count(*) FROM events WHERE event_type = 'mate_requested' AND data->>'to' = $1", [c]).first!.int(0)
+        }
+        XCTAssertEqual(requestsToC, 0)
+        // The request is found by its id alone.
+        guard case .mateRequested(let request) = requested.events[0].event else { return XCTFail() }
+        let pair = try await handler.pairOfRequest(request.requestID)
+        XCTAssertEqual(pair, MatePair(a, b))
+        let none = try await handler.pairOfRequest(UUID())
+        XCTAssertNil(none)
+        await pool.close()
+    }
+
+    /// "A walk cannot be sent to someone you stopped being mates with, even if the unpairing
+    /// commits while the walk request is in flight": races SendWalk against Unpair many times.
+    func testSendWalkRacingUnpairNeverLandsBetweenNonMates() async throws {
+        let (handler, pool) = try makeHandler("race")
+        let users = try await register(2, with: handler)
+        let (a, b) = (users[0], users[1])
+        for _ in 0..<30 {
+            try await makeMates(a, b, with: handler)
+            async let walk: String = {
+                do {
+                    _ = try await handler.handle(.sendWalk(walkID: UUID(), from: a, to: b, message: "Now?", latitude: 1, longitude: 2, placeName: nil),
+                                                 metadata: as_(a))
+                    return "sent"
+                } catch let error as CommandError { return error.code }
+            }()
+            async let unpair: Void = { _ = try await handler.handle(.unpair(by: b, mate: a), metadata: as_(b)) }()
+            _ = try await (walk, unpair)
+        }
+        try await assertNoRuleBroken(pool)
+        await pool.close()
+    }
+
+    func testWalkExpiryJobExpiresPendingWalksOnce() async throws {
+        let clock = TestClock()
+        let (handler, pool) = try makeHandler("expiry", clock: clock)
+        let users = try await register(2, with: handler)
+        try await makeMates(users[0], users[1], with: handler)
+        let walkID = UUID()
+        _ = try await handler.handle(.sendWalk(walkID: walkID, from: users[0], to: users[1], message: "Park?", latitude: 1, longitude: 1, placeName: "Park"),
+                                     metadata: as_(users[0]))
+        // The job reads the walks read model; here a minimal stand-in row plays the projector's part.
+        try await pool.withConnection { connection in
+            _ = try connection.execute("""
+                CREATE TABLE IF NOT EXISTS walks (walk_id uuid PRIMARY KEY, status text, expires_at timestamptz)
+                """)
+            _ = try connection.execute("INSERT INTO walks (walk_id, status, expires_at) VALUES ($1, 'pending', $2)",
+                                       [walkID, clock.now.addingTimeInterval(60)])
+        }
+        let job = WalkExpiryJob(handler: handler)
+        let early = try await job.expireDue()
+        XCTAssertEqual(early, 0, "nothing is due before the deadline")
+        clock.advance(61)
+        // Two processes running the job at once expire the walk once.
+        async let first = job.expireDue()
+        async let second = job.expireDue()
+        let total = try await first + second
+        XCTAssertEqual(total, 1)
+        let expiredEvents = try await pool.withConnection {
+            try $0.execute("SELECT count(*) FROM events WHERE event_type = 'walk_expired'").first!.int(0)
+        }
+        XCTAssertEqual(expiredEvents, 1)
+        do {
+            _ = try await handler.handle(.respondWalk(walkID: walkID, by: users[1], answer: .accept), metadata: as_(users[1]))
+            XCTFail("answering after the deadline must be refused")
+        } catch let error as CommandError {
+            XCTAssertEqual(error.code, "walk_expired")
+        }
+        await pool.close()
+    }
+}
