@@ -102,6 +102,20 @@ final class Counter: Sendable {
     var count: Int { value.load(ordering: .relaxed) }
 }
 
+/// A flag shared between tasks.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// Errors collected from several tasks.
+final class Failures: Sendable {
+    private let list = Mutex<[String]>([])
+    func add(_ failure: String) { list.withLock { $0.append(failure) } }
+    var all: [String] { list.withLock { $0 } }
+}
+
 /// Wraps a projector; on chosen batches it terminates its own connection's backend after the
 /// rows are written but before the commit, as a crash would.
 struct KillingProjector: Projector {
