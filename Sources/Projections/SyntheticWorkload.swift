@@ -25,6 +25,7 @@ public struct SyntheticWorkload: Sendable {
     private var rng: SplitMix64
     private let userCount: Int
     private let walkTTL: TimeInterval
+    private let nicknamePrefix: String
     private var users: [UUID] = []
     private var pairs: [MatePair] = []
     private var knownPairs: Set<MatePair> = []
@@ -32,8 +33,11 @@ public struct SyntheticWorkload: Sendable {
 
     /// `users` owners sign up first; then mates, walks, answers, unpairings, profile changes
     /// and dismissals follow at random. Time advances 20 ms per command from `start`.
-    public init(seed: UInt64, users: Int = 60, walkTTL: TimeInterval = 5,
+    /// Several workloads can share one log when their `nicknamePrefix`es differ (nicknames
+    /// are unique across the log; they are the prefix and a number, at most 8 characters).
+    public init(seed: UInt64, users: Int = 60, walkTTL: TimeInterval = 5, nicknamePrefix: String = "u",
                 start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        self.nicknamePrefix = nicknamePrefix
         self.rng = SplitMix64(seed: seed)
         self.userCount = max(users, 2)
         self.walkTTL = walkTTL
@@ -109,7 +113,7 @@ public struct SyntheticWorkload: Sendable {
         if users.count < userCount {
             let index = users.count
             return .registerUser(userID: randomUUID(), profile: DogProfile(
-                nickname: "u\(index)", dogName: "Dog \(index)", age: index % 15, sex: index % 2 == 0 ? .male : .female,
+                nickname: "\(nicknamePrefix)\(index)", dogName: "Dog \(index)", age: index % 15, sex: index % 2 == 0 ? .male : .female,
                 neutered: index % 3 == 0, size: Size.allCases[index % 3], keywords: [Keyword.allCases[index % 5]]))
         }
         let roll = rng.next(100)

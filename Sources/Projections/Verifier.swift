@@ -116,13 +116,13 @@ public enum ReadModelChecksum {
     public static let feedColumns = ["log_transaction_id", "log_position"]
 
     /// `table -> "rows:md5"` for every table of `projectors`.
-    public static func compute(projectors: [any Projector] = Projectors.all, excluding columns: [String] = [],
-                               on connection: Connection) throws -> [String: String] {
+    public static func compute(projectors: [any Projector] = Projectors.all, tables set: TableSet = .live,
+                               excluding columns: [String] = [], on connection: Connection) throws -> [String: String] {
         var sums: [String: String] = [:]
         for table in projectors.flatMap(\.tables) {
             let row = try connection.execute("""
                 SELECT count(*), md5(coalesce(string_agg(r, E'\\n' ORDER BY r), ''))
-                FROM (SELECT (to_jsonb(t) - $1::text[])::text AS r FROM \(TableSet.live(table)) AS t) AS rows
+                FROM (SELECT (to_jsonb(t) - $1::text[])::text AS r FROM \(set(table)) AS t) AS rows
                 """, [columns]).first!
             sums[table] = "\(try row.int(0)):\(try row.string(1))"
         }
