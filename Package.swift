@@ -40,6 +40,14 @@ let package = Package(
         ),
         // The rules of the app: plain values and functions, no I/O.
         .target(name: "Domain"),
+        // Read models kept by checkpointed projectors; rebuild, verify and replay.
+        .target(
+            name: "Projections",
+            dependencies: [
+                "Postgres", "EventLog", "Domain",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The command handler: load streams, decide, append; drop tokens; walk expiry job.
         .target(
             name: "Commands",
@@ -52,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -62,6 +70,7 @@ let package = Package(
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
