@@ -42,6 +42,14 @@ let package = Package(
         ),
         // The rules of the app: plain values and functions, no I/O.
         .target(name: "Domain"),
+        // Read models kept by checkpointed projectors; rebuild, verify and replay.
+        .target(
+            name: "Projections",
+            dependencies: [
+                "Postgres", "EventLog", "Domain",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The command handler: load streams, decide, append; drop tokens; walk expiry job.
         .target(
             name: "Commands",
@@ -54,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Gateway",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -64,6 +72,7 @@ let package = Package(
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting"]),
         // The HTTP gateway (Hummingbird 2): routes of API.md, auth, idempotency, read-your-writes.
         .target(
             name: "Gateway",
@@ -82,7 +91,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "Commands", "Postgres", "EventLog", "Domain", "PostgresTesting",
+                "Gateway", "Commands", "Projections", "Postgres", "EventLog", "Domain", "PostgresTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

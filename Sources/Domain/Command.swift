@@ -11,6 +11,9 @@ public enum Command: Sendable, Equatable {
     case updateProfile(userID: UUID, changes: ProfileChanges)
     /// Store the phone's push token (hex, 1–200 characters).
     case setDeviceToken(userID: UUID, token: String)
+    /// Remove one entry from the user's inbox (the notification id is the id of the event that
+    /// caused it). Recorded as an event so that a rebuilt inbox stays without it.
+    case dismissNotification(userID: UUID, notificationID: UUID)
     /// Ask `to` to become mates, with the drop token `to` handed out (as found by the handler).
     /// `requestID` names the new request if one is created.
     case requestMate(requestID: UUID, from: UUID, to: UUID, dropToken: PresentedDropToken?)
@@ -37,6 +40,7 @@ public enum Command: Sendable, Equatable {
         case .registerUser: "RegisterUser"
         case .updateProfile: "UpdateProfile"
         case .setDeviceToken: "SetDeviceToken"
+        case .dismissNotification: "DismissNotification"
         case .requestMate: "RequestMate"
         case .acceptMate: "AcceptMate"
         case .declineMate: "DeclineMate"

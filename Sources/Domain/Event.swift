@@ -9,6 +9,7 @@ public enum Event: Equatable, Sendable {
     case userRegistered(UserRegistered)
     case profileUpdated(ProfileUpdated)
     case deviceTokenSet(DeviceTokenSet)
+    case notificationDismissed(NotificationDismissed)
     // nickname-<lowercased>
     case nicknameReserved(NicknameClaim)
     case nicknameReleased(NicknameClaim)
@@ -31,6 +32,7 @@ public enum Event: Equatable, Sendable {
         "nickname_reserved", "nickname_released",
         "mate_requested", "mate_accepted", "mate_declined", "mate_request_cancelled", "mates_unpaired",
         "walk_requested", "walk_accepted", "walk_declined", "walk_cancelled", "walk_expired",
+        "notification_dismissed",
     ]
 
     /// The stable type name stored in the log's `type` column (snake_case; never renamed).
@@ -51,6 +53,7 @@ public enum Event: Equatable, Sendable {
         case .walkDeclined: "walk_declined"
         case .walkCancelled: "walk_cancelled"
         case .walkExpired: "walk_expired"
+        case .notificationDismissed: "notification_dismissed"
         }
     }
 

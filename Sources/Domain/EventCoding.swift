@@ -25,6 +25,7 @@ extension Event {
             case .userRegistered(let p): return try encoder.encode(p)
             case .profileUpdated(let p): return try encoder.encode(p)
             case .deviceTokenSet(let p): return try encoder.encode(p)
+            case .notificationDismissed(let p): return try encoder.encode(p)
             case .nicknameReserved(let p), .nicknameReleased(let p): return try encoder.encode(p)
             case .mateRequested(let p), .mateDeclined(let p), .mateRequestCancelled(let p): return try encoder.encode(p)
             case .mateAccepted(let p): return try encoder.encode(p)
@@ -74,6 +75,7 @@ extension Event {
         case "walk_declined": return .walkDeclined(try payload(WalkUpdate.self))
         case "walk_cancelled": return .walkCancelled(try payload(WalkUpdate.self))
         case "walk_expired": return .walkExpired(try payload(WalkUpdate.self))
+        case "notification_dismissed": return .notificationDismissed(try payload(NotificationDismissed.self))
         default: throw EventDecodingError.unknownType(typeName)
         }
     }

@@ -40,7 +40,7 @@ public enum SniffMeet {
                 names.append(.nickname(new))
             }
             return names
-        case .setDeviceToken(let userID, _):
+        case .setDeviceToken(let userID, _), .dismissNotification(let userID, _):
             return [.user(userID)]
         case .requestMate(_, let from, let to, _):
             return [.mates(from, to)]
@@ -119,6 +119,11 @@ public enum SniffMeet {
         case .setDeviceToken(let userID, let token):
             let stream = StreamName.user(userID)
             let events = try UserDecider.decide(.setDeviceToken(userID: userID, token: token), user(stream), now: now)
+            return Decision(appends: [.init(stream: stream, events: events)])
+
+        case .dismissNotification(let userID, let notificationID):
+            let stream = StreamName.user(userID)
+            let events = try UserDecider.decide(.dismissNotification(userID: userID, notificationID: notificationID), user(stream), now: now)
             return Decision(appends: [.init(stream: stream, events: events)])
 
         case .requestMate(let requestID, let from, let to, let dropToken):

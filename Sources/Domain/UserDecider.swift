@@ -10,6 +10,7 @@ public enum UserDecider {
         case register(userID: UUID, profile: DogProfile)
         case updateProfile(userID: UUID, changes: ProfileChanges)
         case setDeviceToken(userID: UUID, token: String)
+        case dismissNotification(userID: UUID, notificationID: UUID)
     }
 
     /// Device tokens are hex strings of 1 to 200 characters.
@@ -28,6 +29,8 @@ public enum UserDecider {
             s.profile = e.profile
         case .deviceTokenSet(let e):
             s.deviceToken = e.deviceToken
+        case .notificationDismissed(let e):
+            s.dismissedNotifications.insert(e.notificationID)
         default:
             break
         }
@@ -59,6 +62,12 @@ public enum UserDecider {
             guard state.isRegistered else { throw .userNotFound }
             guard state.deviceToken != token else { return [] }
             return [.deviceTokenSet(DeviceTokenSet(userID: userID, deviceToken: token, at: now))]
+
+        case .dismissNotification(let userID, let notificationID):
+            guard state.isRegistered else { throw .userNotFound }
+            // Dismissing twice (a retry, two devices) changes nothing.
+            guard !state.dismissedNotifications.contains(notificationID) else { return [] }
+            return [.notificationDismissed(NotificationDismissed(userID: userID, notificationID: notificationID, at: now))]
         }
     }
 }

@@ -68,3 +68,26 @@ public struct DeviceTokenSet: Sendable, Equatable, Codable {
         try c.encode(at, forKey: .at)
     }
 }
+
+/// `notification_dismissed`: the user removed one entry from their inbox.
+public struct NotificationDismissed: Sendable, Equatable, Codable {
+    public var userID: UUID
+    /// The notification's id, which is the id of the event that caused it.
+    public var notificationID: UUID
+    public var at: Date
+
+    public init(userID: UUID, notificationID: UUID, at: Date) {
+        self.userID = userID
+        self.notificationID = notificationID
+        self.at = at
+    }
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", notificationID = "notification_id", at }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userID.lowercasedString, forKey: .userID)
+        try c.encode(notificationID.lowercasedString, forKey: .notificationID)
+        try c.encode(at, forKey: .at)
+    }
+}

@@ -9,12 +9,16 @@ public struct UserState: Sendable, Equatable {
     public var registeredAt: Date?
     /// The last device token set, if any.
     public var deviceToken: String?
+    /// Inbox entries the user removed (notification ids); dismissing one again changes nothing.
+    public var dismissedNotifications: Set<UUID>
 
-    public init(userID: UUID? = nil, profile: DogProfile? = nil, registeredAt: Date? = nil, deviceToken: String? = nil) {
+    public init(userID: UUID? = nil, profile: DogProfile? = nil, registeredAt: Date? = nil, deviceToken: String? = nil,
+                dismissedNotifications: Set<UUID> = []) {
         self.userID = userID
         self.profile = profile
         self.registeredAt = registeredAt
         self.deviceToken = deviceToken
+        self.dismissedNotifications = dismissedNotifications
     }
 
     /// A stream with no events: nobody registered.

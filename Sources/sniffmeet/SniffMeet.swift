@@ -6,6 +6,6 @@ struct SniffMeetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sniffmeet",
         abstract: "SniffMeet backend: event-sourced walking-mate service on PostgreSQL.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, BenchCommand.self]
+        subcommands: [ServeCommand.self, MigrateCommand.self, BenchCommand.self, RebuildCommand.self, VerifyCommand.self, ReplayCommand.self]
     )
 }

@@ -49,11 +49,13 @@ final class EventJSONGoldenTests: XCTestCase {
          #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
         (.walkExpired(walkStep),
          #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
+        (.notificationDismissed(NotificationDismissed(userID: alice, notificationID: walk1, at: t0)),
+         #"{"at":"\#(at)","notification_id":"\#(w)","user_id":"\#(a)"}"#),
     ]
 
     func test_everyEventType_hasAGolden() {
         XCTAssertEqual(Self.goldens.map(\.0.typeName), Event.typeNames)
-        XCTAssertEqual(Set(Event.typeNames).count, 15)
+        XCTAssertEqual(Set(Event.typeNames).count, 16)
     }
 
     func test_everyEventType_encodesToItsGoldenJSON() {

@@ -1,0 +1,66 @@
+import Domain
+import Foundation
+import Postgres
+
+/// `walks`: every walk request with its status, deadline and answer time. A batch folds to
+/// one final row per walk: inserted whole if requested in the batch, else its status updated.
+public struct WalksProjector: Projector {
+    public init() {}
+    public var name: String { "walks" }
+    public var tables: [String] { ["walks"] }
+
+    struct Row {
+        /// Set when the walk was requested in this batch (the row is new).
+        var requested: WalkRequested?
+        var status: String
+        var answeredAt: Date?
+    }
+
+    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
+        var rows: [UUID: Row] = [:]
+        var order: [UUID] = []
+        func step(_ id: UUID, status: String, answeredAt: Date?) {
+            if rows[id] == nil {
+                order.append(id)
+                rows[id] = Row(requested: nil, status: status, answeredAt: answeredAt)
+            } else {
+                rows[id]!.status = status
+                if let answeredAt { rows[id]!.answeredAt = answeredAt }
+            }
+        }
+        for event in events {
+            switch event.event {
+            case .walkRequested(let e):
+                if rows[e.walkID] == nil { order.append(e.walkID) }
+                rows[e.walkID] = Row(requested: e, status: "pending", answeredAt: nil)
+            case .walkAccepted(let e): step(e.walkID, status: "accepted", answeredAt: e.at)
+            case .walkDeclined(let e): step(e.walkID, status: "declined", answeredAt: e.at)
+            case .walkCancelled(let e): step(e.walkID, status: "cancelled", answeredAt: e.at)
+            // Expiry is not an answer: answered_at stays empty.
+            case .walkExpired(let e): step(e.walkID, status: "expired", answeredAt: nil)
+            default: continue
+            }
+        }
+        let inserted = order.filter { rows[$0]!.requested != nil }
+        let updated = order.filter { rows[$0]!.requested == nil }
+        if !inserted.isEmpty {
+            let r = inserted.map { rows[$0]! }
+            let w = r.map { $0.requested! }
+            try connection.execute("""
+                INSERT INTO \(tables("walks")) (walk_id, from_user, to_user, message, latitude, longitude, place_name, status,
+                                                created_at, expires_at, answered_at)
+                SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::float8[], $7::text[],
+                                     $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[])
+                """, [inserted, w.map(\.from), w.map(\.to), w.map(\.message), w.map(\.latitude), w.map(\.longitude),
+                      w.map(\.placeName), r.map(\.status), w.map(\.createdAt), w.map(\.expiresAt), r.map(\.answeredAt)])
+        }
+        if !updated.isEmpty {
+            let r = updated.map { rows[$0]! }
+            try connection.execute("""
+                UPDATE \(tables("walks")) AS w SET status = x.status, answered_at = coalesce(x.answered_at, w.answered_at)
+                FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS x(walk_id, status, answered_at)
+                WHERE w.walk_id = x.walk_id
+                """, [updated, r.map(\.status), r.map(\.answeredAt)])
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Domain
+import EventLog
+import Foundation
+import Postgres
+import Projections
+import Synchronization
+import XCTest
+
+/// The runner against a real PostgreSQL: catch-up, live following, crashes mid-batch, takeover.
+final class RunnerTests: XCTestCase {
+    func options(batch: Int = 200) -> ProjectionRunner.Options {
+        var options = ProjectionRunner.Options()
+        options.batchSize = batch
+        options.failureBackoff = .milliseconds(20)
+        options.standbyRetry = .milliseconds(20)
+        options.pollInterval = .milliseconds(50)
+        return options
+    }
+
+    func test_catchUpThenLive_readModelsEqualAFreshFoldOfTheLog() async throws {
+        let h = try Harness("runner_fold", seed: 7)
+        try await h.append(1500)  // before the runner starts: catch-up
+        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
+        runner.start()
+        try await h.append(1500)  // while it runs: live
+        let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(60))
+        XCTAssertTrue(caughtUp)
+        let status = try await runner.status()
+        XCTAssertEqual(status.map(\.name), Projectors.names)
+        XCTAssertTrue(status.allSatisfy { $0.checkpoint >= h.lastPosition && $0.lagEvents == 0 }, "\(status)")
+        XCTAssertTrue(status.allSatisfy { $0.state == .live }, "\(status)")
+        await runner.stop()
+
+        let expected = h.expected()
+        XCTAssertGreaterThan(expected.mates.count, 0)
+        XCTAssertGreaterThan(expected.walks.count, 0)
+        XCTAssertGreaterThan(expected.notifications.count, 0)
+        assertSameRows(try await h.actual(), expected)
+    }
+
+    func test_projectorKilledMidBatch_restartsWithNoRowMissingOrDoubled() async throws {
+        let h = try Harness("runner_kill", seed: 11)
+        try await h.append(1200)
+        // Each wrapped projector writes its rows, then has its own backend terminated before the
+        // commit, on its 2nd and 4th batch: the batch and its checkpoint must both vanish.
+        let kills = Counter()
+        let killers: [any Projector] = Projectors.all.map {
+            KillingProjector(inner: $0, connectionString: h.connectionString, killOnBatches: [2, 4], kills: kills)
+        }
+        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, projectors: killers, options: options(batch: 100))
+        runner.start()
+        let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(120))
+        XCTAssertTrue(caughtUp)
+        await runner.stop()
+        XCTAssertEqual(kills.count, 10, "every projector was killed twice mid-batch")
+        assertSameRows(try await h.actual(), h.expected())
+    }
+
+    func test_secondRunnerStandsBy_andTakesOverWhenTheOwnerStops() async throws {
+        let h = try Harness("runner_takeover", seed: 3)
+        try await h.append(300)
+        let first = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
+        first.start()
+        let firstCaughtUp = try await first.waitUntil(position: h.lastPosition, timeout: .seconds(60))
+        XCTAssertTrue(firstCaughtUp)
+        let second = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
+        second.start()
+        // The second one cannot own anything while the first lives.
+        var standby = false
+        for _ in 0..<500 where !standby {
+            standby = try await second.status().allSatisfy { $0.state == .standby }
+            if !standby { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        XCTAssertTrue(standby)
+        await first.stop()
+        try await h.append(300)
+        let secondCaughtUp = try await second.waitUntil(position: h.lastPosition, timeout: .seconds(60))
+        XCTAssertTrue(secondCaughtUp)
+        let states = try await second.status().map(\.state)
+        XCTAssertTrue(states.allSatisfy { $0 == .live || $0 == .catchingUp }, "\(states)")
+        await second.stop()
+        assertSameRows(try await h.actual(), h.expected())
+    }
+
+    func test_waitUntil_timesOutWhenNothingProjects() async throws {
+        let h = try Harness("runner_wait", seed: 5)
+        try await h.append(5)
+        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
+        // Not started: nothing moves the checkpoints.
+        let reached = try await runner.waitUntil(position: h.lastPosition, projectors: ["mates"], timeout: .milliseconds(50))
+        XCTAssertFalse(reached)
+        let status = try await runner.status()
+        XCTAssertEqual(status.first { $0.name == "mates" }?.lagEvents, Int64(h.appendedEvents))
+        XCTAssertEqual(status.first { $0.name == "mates" }?.state, .stopped)
+    }
+}
+
+/// A counter shared between tasks.
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    @discardableResult func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
+    var count: Int { value.load(ordering: .relaxed) }
+}
+
+/// A flag shared between tasks.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// Errors collected from several tasks.
+final class Failures: Sendable {
+    private let list = Mutex<[String]>([])
+    func add(_ failure: String) { list.withLock { $0.append(failure) } }
+    var all: [String] { list.withLock { $0 } }
+}
+
+/// Wraps a projector; on chosen batches it terminates its own connection's backend after the
+/// rows are written but before the commit, as a crash would.
+struct KillingProjector: Projector {
+    let inner: any Projector
+    let connectionString: String
+    let killOnBatches: Set<Int>
+    let kills: Counter
+    let batches = Counter()
+
+    var name: String { inner.name }
+    var tables: [String] { inner.tables }
+
+    func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
+        try inner.apply(events, to: tables, on: connection)
+        guard killOnBatches.contains(batches.increment()) else { return }
+        kills.increment()
+        let killer = try Connection(connectionString: connectionString)
+        try killer.execute("SELECT pg_terminate_backend($1::int)", [connection.backendPID])
+    }
+}
