@@ -77,7 +77,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,6 @@
 import Commands
 import EventLog
+import Projections
 import Foundation
 import Hummingbird
 import Logging
@@ -21,25 +22,42 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     UsersController(services: services, runner: runner).addRoutes(to: router)
     MatesController(services: services, runner: runner).addRoutes(to: router)
     WalksController(services: services, runner: runner).addRoutes(to: router)
-    NotificationsController(services: services).addRoutes(to: router)
+    NotificationsController(services: services, runner: runner).addRoutes(to: router)
     return router
 }
 
-/// The gateway application on `configuration`'s database; `services` run beside the HTTP
-/// server under one ServiceGroup (projection runner, walk expiry job), so SIGTERM/SIGINT stop
-/// accepting, finish in-flight requests, then stop those too.
-public func buildApplication(_ configuration: GatewayConfiguration, services extra: [any Service] = [],
+/// The gateway application on `configuration`'s database, with `background` work (projection
+/// runner, walk expiry job, NOTIFY listener) and `services` running beside the HTTP server under
+/// one ServiceGroup: SIGTERM/SIGINT stop accepting, finish in-flight requests, then stop those.
+public func buildApplication(_ configuration: GatewayConfiguration, background: BackgroundWork = .all,
+                             services extra: [any Service] = [],
                              logger: Logger = Logger(label: "sniffmeet.gateway")) throws -> some ApplicationProtocol {
     let pool = ConnectionPool(connectionString: ConnectionOptions.withStatementTimeout(configuration.databaseURL,
                                                                                       milliseconds: 5000),
                               maxConnections: configuration.maxConnections, acquireTimeout: .seconds(2), logger: logger)
     let log = EventLog(pool: pool)
-    let services = GatewayServices(configuration: configuration, pool: pool, log: log)
-    let router = buildRouter(services, handler: CommandHandler(log: log, walkTTL: configuration.walkTTL))
+    let handler = CommandHandler(log: log, walkTTL: configuration.walkTTL)
+    var backgroundServices: [any Service] = []
+    var waiter: ProjectionProgress.Waiter?
+    if background.contains(.listener) {
+        backgroundServices.append(LogListenerService(log: log, connectionString: configuration.databaseURL, logger: logger))
+    }
+    if background.contains(.projections) {
+        let runner = ProjectionRunner(log: log, connectionString: configuration.databaseURL, logger: logger)
+        backgroundServices.append(ProjectionRunnerService(runner: runner))
+        // In-process projectors wake waiting queries the moment they commit (no polling).
+        waiter = { position, names, timeout in try await runner.waitUntil(position: position, projectors: names, timeout: timeout) }
+    }
+    if background.contains(.walkExpiry) {
+        backgroundServices.append(WalkExpiryService(job: WalkExpiryJob(handler: handler, logger: logger)))
+    }
+    let services = GatewayServices(configuration: configuration, pool: pool, log: log, waiter: waiter)
+    let router = buildRouter(services, handler: handler)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sniffmeet"),
-        services: [PoolCloser(pool: pool)] + extra,  // stopped in reverse: extras first, the pool last
+        // Stopped in reverse order: the HTTP server first, then extras, background work, the pool last.
+        services: [PoolCloser(pool: pool)] + backgroundServices + extra,
         logger: logger)
 }
 

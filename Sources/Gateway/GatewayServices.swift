@@ -21,7 +21,8 @@ public struct GatewayServices: Sendable {
     let authenticator: Authenticator
     let body: BodyReader
 
-    public init(configuration: GatewayConfiguration, pool: ConnectionPool, log: EventLog, metrics: GatewayMetrics = GatewayMetrics()) {
+    public init(configuration: GatewayConfiguration, pool: ConnectionPool, log: EventLog, metrics: GatewayMetrics = GatewayMetrics(),
+                waiter: ProjectionProgress.Waiter? = nil) {
         self.configuration = configuration
         self.pool = pool
         self.log = log
@@ -29,7 +30,7 @@ public struct GatewayServices: Sendable {
         self.tokens = TokenStore(pool: pool, gate: gate)
         self.idempotency = IdempotencyStore(pool: pool, gate: gate)
         self.readModels = ReadModels(pool: pool, gate: gate)
-        self.progress = ProjectionProgress(pool: pool, gate: gate)
+        self.progress = ProjectionProgress(pool: pool, gate: gate, waiter: waiter)
         self.metrics = metrics
         self.routes = RouteTable()
         self.authenticator = Authenticator(tokens: tokens)

@@ -10,20 +10,31 @@ public struct ProjectionProgress: Sendable {
     /// The projectors of the read models (their checkpoint rows), per the team contract.
     public static let projectors = ["profiles", "mates", "mate_requests", "walks", "notifications"]
 
+    /// A faster way to wait, from a projection runner in this process: true once reached,
+    /// false after the timeout.
+    public typealias Waiter = @Sendable (LogPosition, [String], Duration) async throws -> Bool
+
     let pool: ConnectionPool
     let gate: DatabaseGate
-    /// How often a waiting query looks at the checkpoints again.
+    let waiter: Waiter?
+    /// How often a waiting query looks at the checkpoints again (without a waiter).
     let pollInterval: Duration
 
-    public init(pool: ConnectionPool, gate: DatabaseGate, pollInterval: Duration = .milliseconds(10)) {
+    public init(pool: ConnectionPool, gate: DatabaseGate, waiter: Waiter? = nil, pollInterval: Duration = .milliseconds(10)) {
         self.pool = pool
         self.gate = gate
+        self.waiter = waiter
         self.pollInterval = pollInterval
     }
 
     /// Returns once every projector in `projectors` has applied `position`; throws
     /// `not_caught_up` after `timeout`.
     public func waitUntil(_ position: LogPosition, projectors: [String], timeout: Duration) async throws {
+        if let waiter {
+            let reached = try await gate.admitted { try await waiter(position, projectors, timeout) }
+            guard reached else { throw APIError.notCaughtUp }
+            return
+        }
         let deadline = ContinuousClock.now + timeout
         while true {
             if try await reached(position, projectors: projectors) { return }
