@@ -15,6 +15,8 @@ base="http://127.0.0.1:${port}"
 examples="${FUZZ_EXAMPLES:-100}"
 if [[ -n "${FUZZ_SHORT:-}" ]]; then examples=10; fi
 work="$(mktemp -d /tmp/sniffmeet-fuzz.XXXXXX)"
+# The embedded cluster runs as the postgres user when we are root: it must reach its data folder.
+chmod 755 "$work"
 
 venv=".build/fuzz-venv"
 if [[ ! -x "$venv/bin/schemathesis" ]]; then

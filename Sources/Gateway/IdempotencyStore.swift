@@ -61,17 +61,20 @@ public struct IdempotencyStore: Sendable {
     /// Stores the first answer; when another request stored one first, returns that one instead.
     public func store(scope: UUID, key: String, requestHash: String, answer: Answer) async throws -> (requestHash: String, answer: Answer) {
         try await gate.withConnection(pool) { connection in
-            let row = try connection.execute("""
-                WITH inserted AS (
-                    INSERT INTO idempotency_keys (scope, key, request_hash, status, log_position, body)
-                    VALUES ($1, $2, $3, $4, $5, $6)
-                    ON CONFLICT (scope, key) DO NOTHING
-                    RETURNING request_hash, status, log_position, body)
-                SELECT request_hash, status, log_position, body FROM inserted
-                UNION ALL
-                SELECT request_hash, status, log_position, body FROM idempotency_keys
-                WHERE scope = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM inserted)
-                """, [scope, key, requestHash, answer.status, answer.logPosition, answer.body]).first!
+            let inserted = try connection.execute("""
+                INSERT INTO idempotency_keys (scope, key, request_hash, status, log_position, body)
+                VALUES ($1, $2, $3, $4, $5, $6)
+                ON CONFLICT (scope, key) DO NOTHING
+                """, [scope, key, requestHash, answer.status, answer.logPosition, answer.body])
+            if inserted.affectedRows == 1 { return (requestHash, answer) }
+            // A concurrent request with the same key stored first. A new statement takes a new
+            // snapshot, so its committed row is visible now (the INSERT waited for it).
+            guard let row = try connection.execute(
+                "SELECT request_hash, status, log_position, body FROM idempotency_keys WHERE scope = $1 AND key = $2",
+                [scope, key]).first else {
+                throw APIError(.conflict, "idempotency_key_in_use", "A request with this Idempotency-Key is still running; retry.",
+                               headers: ["Retry-After": "1"])
+            }
             return (try row.string(0), Answer(status: try row.int(1), logPosition: row.optionalString(2), body: try row.string(3)))
         }
     }

@@ -30,12 +30,19 @@ public struct ProjectionProgress: Sendable {
     /// Returns once every projector in `projectors` has applied `position`; throws
     /// `not_caught_up` after `timeout`.
     public func waitUntil(_ position: LogPosition, projectors: [String], timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
         if let waiter {
-            let reached = try await gate.admitted { try await waiter(position, projectors, timeout) }
-            guard reached else { throw APIError.notCaughtUp }
+            // In slices, so that a cancelled request (timeout, client gone) stops waiting soon.
+            try await gate.admitted {
+                while true {
+                    try Task.checkCancellation()
+                    let left = deadline - ContinuousClock.now
+                    if try await waiter(position, projectors, min(left, .milliseconds(100))) { return }
+                    if left <= .milliseconds(100) { throw APIError.notCaughtUp }
+                }
+            }
             return
         }
-        let deadline = ContinuousClock.now + timeout
         while true {
             if try await reached(position, projectors: projectors) { return }
             if ContinuousClock.now + pollInterval > deadline { throw APIError.notCaughtUp }
