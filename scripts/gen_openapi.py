@@ -20,9 +20,10 @@ UUID = {"type": "string", "format": "uuid"}
 TIME = {"type": "string", "format": "date-time"}
 IDEM = param("Idempotency-Key", "header", {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[\\x21-\\x7e]+$"},
              "Same key, same user, same body: the first answer again, nothing written.")
-MINPOS = param("Min-Log-Position", "header", {"type": "string"}, "Answer only once the read models include this position (waits up to 3 s).")
+POSITION = {"type": "string", "pattern": "^[0-9]{1,20}\\.[0-9]{1,19}$"}
+MINPOS = param("Min-Log-Position", "header", POSITION, "Answer only once the read models include this position (waits up to 3 s).")
 LIMIT = param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "Page size.")
-CURSOR = param("cursor", "query", {"type": "string"}, "Opaque cursor from next_cursor.")
+CURSOR = param("cursor", "query", {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,200}$"}, "Opaque cursor from next_cursor.")
 def idparam(name="id"): return param(name, "path", UUID, "Id.", required=True)
 
 COMMON = {"401": err("Missing or wrong bearer token (unauthorized)."),
@@ -187,7 +188,7 @@ paths = {
         "responses": resp({"204": {"description": "Removed.", "headers": LOGPOS}, "404": err("not_found.")})}},
     "/v1/me/notifications/stream": {"get": {"operationId": "streamNotifications",
         "summary": "Server-Sent Events: `event: notification`, one JSON entry per `data:`, id = log position; heartbeat comments.",
-        "parameters": [param("Last-Event-ID", "header", {"type": "string"}, "Resume after this id.")],
+        "parameters": [param("Last-Event-ID", "header", POSITION, "Resume after this id.")],
         "responses": resp({"200": {"description": "An endless event stream.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
                            "400": err("Bad Last-Event-ID.")})}},
     "/healthz": {"get": {"operationId": "health", "summary": "200 while the process runs.", "security": PUBLIC,
