@@ -18,6 +18,16 @@ work="$(mktemp -d /tmp/sniffmeet-fuzz.XXXXXX)"
 # The embedded cluster runs as the postgres user when we are root: it must reach its data folder.
 chmod 755 "$work"
 
+source scripts/setup
+# curl talks to the server; python3-venv holds schemathesis (PyPI) away from the system Python.
+need=()
+command -v curl >/dev/null 2>&1 || need+=(curl)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
 venv=".build/fuzz-venv"
 if [[ ! -x "$venv/bin/schemathesis" ]]; then
     python3 -m venv "$venv"
