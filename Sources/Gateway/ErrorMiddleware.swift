@@ -20,8 +20,11 @@ struct ErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch {
             let apiError = map(error, request: request, context: context)
-            if apiError.status.code >= 500 {
+            // A bug is an error; an expected 503 (database away, overload, not caught up) a warning.
+            if apiError.code == APIError.internalError.code {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "code": "\(apiError.code)"])
+            } else if apiError.status.code >= 500 {
+                context.logger.warning("request not served", metadata: ["error": "\(error)", "code": "\(apiError.code)"])
             }
             return try apiError.response(from: request, context: context)
         }

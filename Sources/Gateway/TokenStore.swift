@@ -1,11 +1,15 @@
 import Crypto
 import Foundation
 import Postgres
+import Synchronization
 
 /// Bearer tokens: 256 random bits, given to the client once, kept only as their SHA-256.
 public struct TokenStore: Sendable {
     let pool: ConnectionPool
     let gate: DatabaseGate
+    /// Recently seen token hashes and their users. Tokens are never revoked (the API has no
+    /// logout), so a cached answer cannot go stale; the cache only saves a round trip per request.
+    let cache = TokenCache(capacity: 10_000)
 
     public init(pool: ConnectionPool, gate: DatabaseGate) {
         self.pool = pool
@@ -40,12 +44,14 @@ public struct TokenStore: Sendable {
         // A token is 43 characters; anything far off is not worth a database round trip.
         guard (20...100).contains(token.utf8.count) else { return nil }
         let digest = Self.hash(token)
+        if let cached = cache.user(for: digest) { return cached }
         let found = try await gate.withConnection(pool) { connection -> (String, UUID)? in
             guard let row = try connection.execute("SELECT token_hash, user_id FROM auth_tokens WHERE token_hash = $1", [digest]).first
             else { return nil }
             return (try row.string(0), try row.uuid(1))
         }
         guard let (stored, user) = found, Self.constantTimeEqual(Array(stored.utf8), Array(digest.utf8)) else { return nil }
+        cache.remember(digest, user)
         return user
     }
 
