@@ -74,14 +74,18 @@ extension EventLog {
     /// The ids of the first `count` events of a command.
     public static func eventIDs(commandID: UUID, count: Int) -> [UUID] {
         (0..<count).map { index in
-            var bytes = withUnsafeBytes(of: commandID.uuid) { Array($0) }
-            bytes += withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) }
-            var digest = Array(SHA256.hash(data: bytes).prefix(16))
-            digest[6] = (digest[6] & 0x0F) | 0x80  // version 8: custom
-            digest[8] = (digest[8] & 0x3F) | 0x80  // RFC 4122 variant
-            return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
-                               digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+            derivedUUID(withUnsafeBytes(of: commandID.uuid) { Array($0) } + withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) })
         }
+    }
+
+    /// A UUID (version 8, RFC 4122 variant) that is a function of `bytes`: the same input gives
+    /// the same id in every process, which is what makes retries recognizable.
+    public static func derivedUUID(_ bytes: [UInt8]) -> UUID {
+        var digest = Array(SHA256.hash(data: bytes).prefix(16))
+        digest[6] = (digest[6] & 0x0F) | 0x80
+        digest[8] = (digest[8] & 0x3F) | 0x80
+        return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+                           digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
     }
 }
 
