@@ -74,14 +74,18 @@ extension EventLog {
     /// The ids of the first `count` events of a command.
     public static func eventIDs(commandID: UUID, count: Int) -> [UUID] {
         (0..<count).map { index in
-            var bytes = withUnsafeBytes(of: commandID.uuid) { Array($0) }
-            bytes += withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) }
-            var digest = Array(SHA256.hash(data: bytes).prefix(16))
-            digest[6] = (digest[6] & 0x0F) | 0x80  // version 8: custom
-            digest[8] = (digest[8] & 0x3F) | 0x80  // RFC 4122 variant
-            return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
-                               digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+            derivedUUID(withUnsafeBytes(of: commandID.uuid) { Array($0) } + withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) })
         }
+    }
+
+    /// A UUID (version 8, RFC 4122 variant) that is a function of `bytes`: the same input gives
+    /// the same id in every process, which is what makes retries recognizable.
+    public static func derivedUUID(_ bytes: [UInt8]) -> UUID {
+        var digest = Array(SHA256.hash(data: bytes).prefix(16))
+        digest[6] = (digest[6] & 0x0F) | 0x80
+        digest[8] = (digest[8] & 0x3F) | 0x80
+        return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+                           digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
     }
 }
 
@@ -114,25 +118,28 @@ struct AppendPlan {
         with: """
 
           AND (SELECT count(pg_advisory_xact_lock(l.key))
-               FROM (SELECT DISTINCT hashtextextended(s, 7336) AS key FROM unnest($11::text[]) AS s ORDER BY 1) AS l) >= 0
+               FROM (SELECT DISTINCT hashtextextended(s, 7336) AS key FROM unnest($7::text[]) AS s ORDER BY 1) AS l) >= 0
         ORDER BY e.ord
 
         """)
 
+    /// One index probe per stream finds its head (version and writer); every check and every
+    /// new version derives from it.
     static let insertSQL = """
+        WITH heads AS MATERIALIZED (
+            SELECT s.stream_id, s.expected, s.written, h.stream_version AS version, h.transaction_id AS writer
+            FROM unnest($7::text[], $8::bigint[], $9::bool[]) AS s(stream_id, expected, written)
+            LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
+                               WHERE ev.stream_id = s.stream_id ORDER BY ev.stream_version DESC LIMIT 1) AS h ON true
+        )
         INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
-        SELECT e.stream_id,
-               coalesce(e.version, (SELECT coalesce(max(h.stream_version), 0) FROM events h WHERE h.stream_id = e.stream_id) + e.seq),
-               e.event_id, e.event_type, e.data, e.metadata
-        FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])
-                 WITH ORDINALITY AS e(stream_id, version, seq, event_id, event_type, data, metadata, ord)
-        WHERE NOT EXISTS (
-                SELECT 1 FROM unnest($8::text[], $9::bigint[]) AS c(stream_id, version)
-                WHERE coalesce((SELECT max(h.stream_version) FROM events h WHERE h.stream_id = c.stream_id), 0) <> c.version)
-          AND NOT EXISTS (
-                SELECT 1 FROM unnest($10::text[]) AS w(stream_id)
-                WHERE (SELECT h.transaction_id FROM events h WHERE h.stream_id = w.stream_id
-                       ORDER BY h.stream_version DESC LIMIT 1) > pg_current_xact_id())
+        SELECT e.stream_id, coalesce(hd.version, 0) + e.seq, e.event_id, e.event_type, e.data, e.metadata
+        FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])
+                 WITH ORDINALITY AS e(stream_id, seq, event_id, event_type, data, metadata, ord)
+        JOIN heads hd ON hd.stream_id = e.stream_id
+        WHERE NOT EXISTS (SELECT 1 FROM heads c
+                          WHERE (c.expected IS NOT NULL AND coalesce(c.version, 0) <> c.expected)
+                             OR (c.written AND c.writer > pg_current_xact_id()))
         ORDER BY e.ord
         RETURNING position, transaction_id, event_id
         """
@@ -145,33 +152,21 @@ struct AppendPlan {
         let streams = expectations.keys.sorted()
         let onlyWrites = streams.allSatisfy { writtenStreams.contains($0) }
 
-        // Per event: its version when the stream's expectation fixes it, else its rank in the stream.
+        // Per event: its rank within its stream; the new version is the stream's head plus the rank.
         var seen: [String: Int64] = [:]
-        var versions: [Int64?] = []
-        var ranks: [Int64] = []
-        for event in events {
+        let ranks = events.map { event -> Int64 in
             let rank = (seen[event.stream] ?? 0) + 1
             seen[event.stream] = rank
-            ranks.append(rank)
-            switch expectations[event.stream]! {
-            case .any: versions.append(nil)
-            case .noStream: versions.append(rank)
-            case .exactly(let version): versions.append(version + rank)
-            }
+            return rank
         }
-        let checked = streams.compactMap { stream -> (String, Int64)? in
-            guard let version = expectations[stream]!.parameter else { return nil }
-            return (stream, version)
-        }
-        var parameters: [any PostgresEncodable] = [
-            events.map(\.stream), versions, ranks, ids, events.map(\.type),
+        let parameters: [any PostgresEncodable] = [
+            events.map(\.stream), ranks, ids, events.map(\.type),
             events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) },
-            checked.map(\.0), checked.map(\.1), writtenStreams,
+            streams, streams.map { expectations[$0]!.parameter }, streams.map { writtenStreams.contains($0) },
         ]
         let inserted: QueryResult
         do {
             if onlyWrites {
-                parameters.append(streams)
                 inserted = try connection.execute(Self.lockingInsertSQL, parameters, prepared: true)
             } else {
                 let lock = Connection.Statement(Self.lockSQL, [streams, streams.map { !writtenStreams.contains($0) }], prepared: true)
