@@ -4,7 +4,7 @@
 
 -- Bearer tokens: 256 random bits handed to the client once; only their SHA-256 is kept.
 CREATE TABLE auth_tokens (
-    token_hash  text        PRIMARY KEY CHECK (token_hash ~ '^[0-9a-f]{64}$'),
+    token_hash  bytea       PRIMARY KEY CHECK (octet_length(token_hash) = 32),
     user_id     uuid        NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now()
 );

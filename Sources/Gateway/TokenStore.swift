@@ -25,14 +25,14 @@ public struct TokenStore: Sendable {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// Lowercase hex SHA-256 of the token text.
+    /// Lowercase hex SHA-256 of the token text (stored as its 32 bytes).
     public static func hash(_ token: String) -> String {
         SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// Stores a token for `user` on `connection` (inside the sign-up's transaction).
     public static func store(_ token: String, for user: UUID, on connection: Connection) throws {
-        try connection.execute("INSERT INTO auth_tokens (token_hash, user_id) VALUES ($1, $2)", [hash(token), user])
+        try connection.execute("INSERT INTO auth_tokens (token_hash, user_id) VALUES (decode($1, 'hex'), $2)", [hash(token), user])
     }
 
     /// The user a token belongs to, or `nil`.
@@ -46,7 +46,8 @@ public struct TokenStore: Sendable {
         let digest = Self.hash(token)
         if let cached = cache.user(for: digest) { return cached }
         let found = try await gate.withConnection(pool) { connection -> (String, UUID)? in
-            guard let row = try connection.execute("SELECT token_hash, user_id FROM auth_tokens WHERE token_hash = $1", [digest]).first
+            guard let row = try connection.execute(
+                "SELECT encode(token_hash, 'hex'), user_id FROM auth_tokens WHERE token_hash = decode($1, 'hex')", [digest]).first
             else { return nil }
             return (try row.string(0), try row.uuid(1))
         }

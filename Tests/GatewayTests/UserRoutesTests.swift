@@ -20,7 +20,7 @@ final class UserRoutesTests: XCTestCase {
             XCTAssertEqual(profile["user_id"] as? String, signUp.json["user_id"] as? String)
             XCTAssertNotNil(profile["created_at"] as? String)
             // The token is stored only as its SHA-256.
-            let stored = try client.sql("SELECT token_hash FROM auth_tokens")
+            let stored = try client.sql("SELECT encode(token_hash, 'hex') FROM auth_tokens")
             XCTAssertEqual(stored.count, 1)
             XCTAssertNotEqual(stored[0][0], token)
             XCTAssertEqual(stored[0][0]?.count, 64)
