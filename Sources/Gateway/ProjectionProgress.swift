@@ -31,6 +31,12 @@ public struct ProjectionProgress: Sendable {
     /// `not_caught_up` after `timeout`.
     public func waitUntil(_ position: LogPosition, projectors: [String], timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
+        if try await reached(position, projectors: projectors) { return }
+        // Not there yet. A position no command could have answered (its transaction has not
+        // started, or it is past every event written) would only wait out the timeout: refuse it.
+        guard try await exists(position) else {
+            throw APIError.validation("Min-Log-Position", "Min-Log-Position is not a position of this log")
+        }
         if let waiter {
             // In slices, so that a cancelled request (timeout, client gone) stops waiting soon.
             try await gate.admitted {
@@ -61,6 +67,17 @@ public struct ProjectionProgress: Sendable {
                 """, [names, position.transactionID, position.position]).first!.int(0)
         }
         return reached == Set(projectors).count
+    }
+
+    /// Whether `position` can be one a command answered: its transaction has started and its
+    /// number is not past the newest event.
+    func exists(_ position: LogPosition) async throws -> Bool {
+        try await gate.withConnection(pool) { connection in
+            try connection.execute("""
+                SELECT $1::xid8 < pg_snapshot_xmax(pg_current_snapshot())
+                   AND $2::bigint <= (SELECT coalesce(max(position), 0) FROM events)
+                """, [String(position.transactionID), position.position]).first.map { try $0.bool(0) } ?? false
+        }
     }
 
     /// Every known projector's checkpoint and lag.

@@ -33,6 +33,11 @@ final class NotificationStreamTests: XCTestCase {
         try await fixture.run { client in
             let a = try await client.signUp("sender"), b = try await client.signUp("stream")
             try await client.makeMates(a, b)
+            // Let b's inbox hold the mate request before listening, so that only the walk is new.
+            let marker = try await client.send(.put, "/v1/me/device-token", token: b.token, json: #"{"device_token": "ab"}"#)
+            let settled = try await client.send(.get, "/v1/me/notifications", token: b.token,
+                                                headers: ["Min-Log-Position": marker.header("Log-Position")!])
+            XCTAssertEqual(settled.items.count, 1, settled.text)
             // While b listens, a sends a walk: it arrives live.
             async let live = client.send(.get, "/v1/me/notifications/stream", token: b.token)
             try await Task.sleep(for: .milliseconds(300))

@@ -77,12 +77,21 @@ final class QueryRoutesTests: XCTestCase {
         }
     }
 
+    /// Without projectors running, a real position is never reached: 503 after the wait.
     func testNotCaughtUpAfterTheWait() async throws {
-        try await GatewayFixture("caughtup") { $0.readYourWritesTimeout = .milliseconds(300) }.run { client in
-            let a = try await client.signUp("waiter")
-            let reply = try await client.send(.get, "/v1/me", token: a.token, headers: ["Min-Log-Position": "999999999.999999999"])
+        try await GatewayFixture("caughtup", background: []) { $0.readYourWritesTimeout = .milliseconds(300) }.run { client in
+            let signUp = try await client.send(.post, "/v1/users", json: """
+                {"nickname": "waiter", "dog_name": "Bo", "age": 2, "sex": "male", "neutered": false, "size": "small", "keywords": ["shy"]}
+                """)
+            let token = signUp.json["token"] as! String
+            let start = ContinuousClock.now
+            let reply = try await client.send(.get, "/v1/me", token: token, headers: ["Min-Log-Position": signUp.header("Log-Position")!])
             XCTAssertError(reply, 503, "not_caught_up")
             XCTAssertEqual(reply.header("Retry-After"), "1")
+            XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(250))
+            // A position no command gave out is refused at once rather than waited for.
+            XCTAssertError(try await client.send(.get, "/v1/me", token: token, headers: ["Min-Log-Position": "999999999.999999999"]),
+                           400, "validation_failed", field: "Min-Log-Position")
         }
     }
 

@@ -11,8 +11,11 @@ import XCTest
 /// A gateway on a fresh migrated database, and helpers to talk to it like a client would.
 struct GatewayFixture {
     let configuration: GatewayConfiguration
+    /// What runs beside the server; without `.projections` the read models never move.
+    var background: BackgroundWork = .all
 
-    init(_ label: String, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+    init(_ label: String, background: BackgroundWork = .all, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+        self.background = background
         var configuration = GatewayConfiguration(port: 0, databaseURL: try TestDatabase.create(label), adminToken: "admin-secret")
         configure(&configuration)
         self.configuration = configuration
@@ -20,7 +23,7 @@ struct GatewayFixture {
 
     /// Runs `body` against the app through HummingbirdTesting's router client.
     func run(_ setup: TestingSetup = .router, _ body: @escaping @Sendable (Client) async throws -> Void) async throws {
-        let app = try buildApplication(configuration, logger: {
+        let app = try buildApplication(configuration, background: background, logger: {
             var logger = Logger(label: "test")
             logger.logLevel = .warning
             return logger
