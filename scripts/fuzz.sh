@@ -61,6 +61,7 @@ token="$(curl -fsS -X POST "$base/v1/users" -H 'Content-Type: application/json' 
     python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
 
 # The SSE stream never ends by design; it is covered by GatewayTests instead.
+# One worker: schemathesis on Python 3.11 can trip over its own threads (AST recursion errors).
 "$venv/bin/schemathesis" run "$base/openapi.json" \
     --url "$base" \
     --header "Authorization: Bearer $token" \
@@ -69,7 +70,7 @@ token="$(curl -fsS -X POST "$base/v1/users" -H 'Content-Type: application/json' 
     --max-examples "$examples" \
     --request-timeout 10 \
     --generation-deterministic \
-    --workers 2
+    --workers 1
 
 if grep -q '"status":5\|status=5[0-9][0-9]' "$work/server.log"; then
     echo "the server log shows 5xx answers:"; grep 'status=5[0-9][0-9]' "$work/server.log" | head
