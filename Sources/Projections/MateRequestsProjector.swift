@@ -41,22 +41,15 @@ public struct MateRequestsProjector: Projector {
             default: continue
             }
         }
-        let inserted = order.filter { rows[$0]!.createdAt != nil }
-        let updated = order.filter { rows[$0]!.createdAt == nil }
-        if !inserted.isEmpty {
-            let r = inserted.map { rows[$0]! }
-            try connection.execute("""
-                INSERT INTO \(tables("mate_requests")) (request_id, from_user, to_user, status, created_at, updated_at)
-                SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[])
-                """, [inserted, r.map(\.from), r.map(\.to), r.map(\.status), r.map(\.createdAt), r.map(\.updatedAt)])
-        }
-        if !updated.isEmpty {
-            let r = updated.map { rows[$0]! }
-            try connection.execute("""
-                UPDATE \(tables("mate_requests")) AS m SET status = x.status, updated_at = x.updated_at
-                FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS x(request_id, status, updated_at)
-                WHERE m.request_id = x.request_id
-                """, [updated, r.map(\.status), r.map(\.updatedAt)])
-        }
+        guard !order.isEmpty else { return }
+        // One upsert for new and known requests alike: the conflict check is an index probe per
+        // row, where an UPDATE … FROM unnest may scan the whole table for each batch. A known
+        // request keeps its created_at; only status and updated_at move.
+        let r = order.map { rows[$0]! }
+        try connection.execute("""
+            INSERT INTO \(tables("mate_requests")) (request_id, from_user, to_user, status, created_at, updated_at)
+            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+            ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at
+            """, [order, r.map(\.from), r.map(\.to), r.map(\.status), r.map(\.createdAt), r.map(\.updatedAt)])
     }
 }

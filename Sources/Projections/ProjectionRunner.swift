@@ -196,8 +196,12 @@ public final class ProjectionRunner: Sendable {
         while true {
             try Task.checkCancellation()
             let (locked, backend) = try await pool.withConnection { connection in
-                (try connection.execute("SELECT pg_try_advisory_lock($1::int, hashtext($2))", [lockClass, name]).first!.bool(0),
-                 connection.backendPID)
+                // Read models are derived and a batch commits with its checkpoint, so a crash can
+                // only lose whole recent batches, which are then projected again: no need to wait
+                // for the WAL flush (the writers' commits stay durable).
+                _ = try connection.execute("SELECT set_config('synchronous_commit', 'off', false)")
+                return (try connection.execute("SELECT pg_try_advisory_lock($1::int, hashtext($2))", [lockClass, name]).first!.bool(0),
+                        connection.backendPID)
             }
             if locked { owner = backend; break }
             update(name) { $0.state = .standby; $0.checkpoint = nil; $0.lastError = nil }

@@ -58,6 +58,9 @@ public struct RebuildJob: Sendable {
     /// Runs the job on the calling thread (blocking).
     public func run(isCancelled: () -> Bool, progress: (RebuildProgress) -> Void) throws -> Outcome {
         let connection = try Connection(connectionString: connectionString)
+        // Fresh tables and their checkpoint commit together, so a crash loses at most recent
+        // batches (redone by the rerun) or the swap (the old tables then still serve).
+        try connection.execute("SELECT set_config('synchronous_commit', 'off', false)")
         let names = projectors.map(\.name)
         let fresh = TableSet.rebuild
         let started = Date()

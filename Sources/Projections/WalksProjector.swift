@@ -41,26 +41,19 @@ public struct WalksProjector: Projector {
             default: continue
             }
         }
-        let inserted = order.filter { rows[$0]!.requested != nil }
-        let updated = order.filter { rows[$0]!.requested == nil }
-        if !inserted.isEmpty {
-            let r = inserted.map { rows[$0]! }
-            let w = r.map { $0.requested! }
-            try connection.execute("""
-                INSERT INTO \(tables("walks")) (walk_id, from_user, to_user, message, latitude, longitude, place_name, status,
-                                                created_at, expires_at, answered_at)
-                SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::float8[], $7::text[],
-                                     $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[])
-                """, [inserted, w.map(\.from), w.map(\.to), w.map(\.message), w.map(\.latitude), w.map(\.longitude),
-                      w.map(\.placeName), r.map(\.status), w.map(\.createdAt), w.map(\.expiresAt), r.map(\.answeredAt)])
-        }
-        if !updated.isEmpty {
-            let r = updated.map { rows[$0]! }
-            try connection.execute("""
-                UPDATE \(tables("walks")) AS w SET status = x.status, answered_at = coalesce(x.answered_at, w.answered_at)
-                FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS x(walk_id, status, answered_at)
-                WHERE w.walk_id = x.walk_id
-                """, [updated, r.map(\.status), r.map(\.answeredAt)])
-        }
+        guard !order.isEmpty else { return }
+        // One upsert for new and known walks alike (index probes, never a scan): a known walk
+        // only changes status and answer time; its other columns are sent empty and ignored.
+        let r = order.map { rows[$0]! }
+        try connection.execute("""
+            INSERT INTO \(tables("walks")) (walk_id, from_user, to_user, message, latitude, longitude, place_name, status,
+                                            created_at, expires_at, answered_at)
+            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::float8[], $7::text[],
+                                 $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[])
+            ON CONFLICT (walk_id) DO UPDATE SET status = EXCLUDED.status,
+                answered_at = coalesce(EXCLUDED.answered_at, \(tables("walks")).answered_at)
+            """, [order, r.map { $0.requested?.from }, r.map { $0.requested?.to }, r.map { $0.requested?.message },
+                  r.map { $0.requested?.latitude }, r.map { $0.requested?.longitude }, r.map { $0.requested?.placeName },
+                  r.map(\.status), r.map { $0.requested?.createdAt }, r.map { $0.requested?.expiresAt }, r.map(\.answeredAt)])
     }
 }

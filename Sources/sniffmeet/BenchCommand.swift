@@ -5,5 +5,5 @@ import ArgumentParser
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Benchmarks against same-run references.",
-        subcommands: [BenchAppendCommand.self])
+        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchLagCommand.self])
 }

@@ -1,0 +1,85 @@
+import ArgumentParser
+import EventLog
+import Foundation
+import Logging
+import Postgres
+import Projections
+
+/// `sniffmeet bench rebuild`: rebuilds every read model from a generated log through the
+/// projectors (`RebuildJob`, as `sniffmeet rebuild --all` does) and, in the same run and on the
+/// same log, through PostgreSQL alone (`SQLRebuild`: one INSERT … SELECT per table), and prints
+/// both rates and their ratio. It also checks that both built the same rows.
+struct BenchRebuildCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rebuild", abstract: "Read-model rebuild rate vs an in-SQL rebuild of the same tables.")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "events in the generated log") var events = 1_000_000
+    @Option(help: "users in the generated workload") var users = 20_000
+    @Option(help: "events per rebuild batch") var batchSize = 5000
+    @Flag(help: "reuse the log of an earlier run when it has the requested size") var reuse = false
+
+    func run() async throws {
+        let logger = Logger(label: "sniffmeet.bench")
+        let opened = try database.open(logger: logger)
+        defer { opened.close() }
+        let name = "sniffmeet_bench_rebuild"
+        let eventCount = events, userCount = users
+        let printer = ProgressPrinter()
+
+        let reusable = opened.connectionString + " dbname=\(name)"
+        let existing = reuse ? (try? await onThread("bench") {
+            try Connection(connectionString: reusable).execute("SELECT count(*) FROM events").first!.int(0)
+        }) : nil
+        let connectionString: String
+        if let existing, existing >= eventCount {
+            connectionString = reusable
+        } else {
+            let fresh = try BenchAppendCommand.freshDatabase(opened, name: name)
+            connectionString = fresh
+            let started = Date()
+            let loaded = try await onThread("bench") {
+                var workload = SyntheticWorkload(seed: 2026, users: userCount)
+                return try BulkLoader.load(&workload, events: eventCount, on: Connection(connectionString: fresh)) { n in
+                    printer.show("generated \(n) events", bar: "\rgenerating log: \(n)/\(eventCount) events\u{1B}[K")
+                }
+            }
+            printer.finish()
+            try await onThread("bench") { _ = try Connection(connectionString: fresh).execute("VACUUM ANALYZE events") }
+            print("generated log: \(loaded) events in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        }
+        let total = try await onThread("bench") {
+            try Connection(connectionString: connectionString).execute("SELECT count(*) FROM events").first!.int(0)
+        }
+
+        // The projectors, as `sniffmeet rebuild --all --restart`.
+        let job = RebuildJob(connectionString: connectionString, batchSize: batchSize, restart: true, logger: logger)
+        let projectorStart = Date()
+        _ = try await job.run(onThread: { false }, progress: { progress in
+            printer.show(progress.logLine, bar: progress.bar(), final: progress.phase == .done)
+        })
+        let projectorSeconds = Date().timeIntervalSince(projectorStart)
+
+        // PostgreSQL alone, same tables, same log, same run.
+        let sqlStart = Date()
+        try await onThread("bench") { try SQLRebuild.run(into: TableSet(suffix: "__sql"), on: Connection(connectionString: connectionString)) }
+        let sqlSeconds = Date().timeIntervalSince(sqlStart)
+
+        let same = try await onThread("bench") { () -> Bool in
+            let connection = try Connection(connectionString: connectionString)
+            let projected = try ReadModelChecksum.compute(on: connection)
+            let inSQL = try ReadModelChecksum.compute(tables: TableSet(suffix: "__sql"), on: connection)
+            for table in Projectors.all.flatMap(\.tables) { try connection.execute("DROP TABLE \(TableSet(suffix: "__sql")(table))") }
+            return projected == inSQL
+        }
+
+        let projectorRate = Double(total) / projectorSeconds, sqlRate = Double(total) / sqlSeconds
+        print("sniffmeet bench rebuild: \(total) events, all read models (\(Projectors.names.joined(separator: ", ")))")
+        print(pad("rebuild", 34) + pad("seconds", 10) + pad("events/s", 12))
+        print(pad("projectors (sniffmeet rebuild)", 34) + pad(String(format: "%.2f", projectorSeconds), 10) + pad(String(Int(projectorRate)), 12))
+        print(pad("in-SQL (INSERT … SELECT)", 34) + pad(String(format: "%.2f", sqlSeconds), 10) + pad(String(Int(sqlRate)), 12))
+        print("ratio projectors / in-SQL: \(String(format: "%.2f", projectorRate / sqlRate))x (goal ≥ 0.5x)")
+        print("same rows in both: \(same ? "yes" : "NO")")
+        if !same { throw ExitCode(1) }
+    }
+}
