@@ -121,6 +121,9 @@ public struct CommandHandler: Sendable {
             } catch EventLogError.versionConflict(let stream, _) {
                 conflicted = stream
                 continue
+            } catch EventLogError.alreadyAppended {
+                // A concurrent run of this command id won; the next attempt returns its result.
+                continue
             }
         }
         throw CommandError.tooManyConflicts(stream: conflicted)

@@ -1,4 +1,3 @@
-import Crypto
 import Domain
 import EventLog
 import Foundation
@@ -54,8 +53,6 @@ public struct WalkExpiryJob: Sendable {
 
     /// The same id for every attempt to expire one walk.
     static func commandID(expiring walkID: UUID) -> UUID {
-        let digest = Array(SHA256.hash(data: Data("expire-walk:\(walkID.uuidString.lowercased())".utf8)).prefix(16))
-        return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], (digest[6] & 0x0F) | 0x80, digest[7],
-                           (digest[8] & 0x3F) | 0x80, digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+        EventLog.derivedUUID(Array("expire-walk:\(walkID.uuidString.lowercased())".utf8))
     }
 }

@@ -7,16 +7,20 @@ import Synchronization
 /// NOTIFY is not free: PostgreSQL gives the notifying transaction an id and holds a global lock
 /// on the notification queue through its commit. One NOTIFY per append would serialize every
 /// writer behind that lock, so appends only mark "dirty" and at most one NOTIFY is in flight
-/// per process; appends that land meanwhile are covered by the next one. The NOTIFY commits
-/// asynchronously: losing it in a crash costs only a poll interval.
+/// per process, at most one every `minimumInterval`; appends that land meanwhile are covered by
+/// the next one. The NOTIFY commits asynchronously: losing it in a crash costs only a poll
+/// interval. Readers in this process are woken directly, without waiting for it.
 public final class AppendAnnouncer: Sendable {
     private struct State { var inFlight = false; var dirty = false }
     private let state = Mutex(State())
     private let pool: ConnectionPool
     private let logger: Logger
 
-    public init(pool: ConnectionPool, logger: Logger = Logger(label: "sniffmeet.log")) {
+    private let minimumInterval: Duration
+
+    public init(pool: ConnectionPool, minimumInterval: Duration = .milliseconds(5), logger: Logger = Logger(label: "sniffmeet.log")) {
         self.pool = pool
+        self.minimumInterval = minimumInterval
         self.logger = logger
     }
 
@@ -30,6 +34,7 @@ public final class AppendAnnouncer: Sendable {
         guard start else { return }
         Task { [self] in
             while true {
+                let sent = ContinuousClock.now
                 do {
                     try await pool.withConnection { connection in
                         _ = try connection.execute(
@@ -45,6 +50,7 @@ public final class AppendAnnouncer: Sendable {
                     return false
                 }
                 if !again { return }
+                try? await Task.sleep(until: sent + minimumInterval, clock: .continuous)
             }
         }
     }

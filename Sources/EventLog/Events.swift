@@ -9,6 +9,7 @@ public enum ExpectedVersion: Sendable, Hashable {
     /// The stream's last event has exactly this version.
     case exactly(Int64)
 
+    /// The version to check, nil for `.any`.
     var parameter: Int64? {
         switch self {
         case .any: return nil
@@ -72,11 +73,18 @@ public enum EventLogError: Error, Sendable, CustomStringConvertible {
     case versionConflict(stream: String, message: String)
     /// The database refused an UPDATE/DELETE/TRUNCATE on the log.
     case appendOnly(message: String)
+    /// This command id's events are already in the log (inside a caller's transaction, which is
+    /// now aborted; `EventLog.append` answers with the first run's positions instead).
+    case alreadyAppended
+    /// The append itself was malformed.
+    case invalidAppend(String)
 
     public var description: String {
         switch self {
         case .versionConflict(_, let message): return message
         case .appendOnly(let message): return message
+        case .alreadyAppended: return "this command's events are already in the log"
+        case .invalidAppend(let message): return message
         }
     }
 }

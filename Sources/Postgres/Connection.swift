@@ -11,6 +11,8 @@ import Glibc
 /// Swift concurrency thread.
 public final class Connection {
     let handle: OpaquePointer
+    /// Server-side prepared statements of this session, by SQL text.
+    private var preparedNames: [String: String] = [:]
 
     /// Opens a connection with any libpq connection string or URI; `PG*` environment variables
     /// and `.pgpass` apply as in psql. Blocks.
@@ -55,13 +57,24 @@ public final class Connection {
 
     // MARK: Statements
 
-    /// Runs one parameterized statement and returns its rows.
+    /// Runs one parameterized statement and returns its rows. With `prepared`, the statement is
+    /// parsed and planned once per connection and reused (hot paths with a fixed SQL text).
     @discardableResult
-    public func execute(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> QueryResult {
+    public func execute(_ sql: String, _ parameters: [any PostgresEncodable] = [], prepared: Bool = false) throws -> QueryResult {
+        let name = prepared ? try preparedName(sql, parameterCount: parameters.count) : nil
         let result = withParameters(parameters) { values in
-            PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
+            if let name { return PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
+            return PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
         }
         return try check(result)
+    }
+
+    private func preparedName(_ sql: String, parameterCount: Int) throws -> String {
+        if let name = preparedNames[sql] { return name }
+        let name = "sm_\(preparedNames.count + 1)"
+        _ = try check(PQprepare(handle, name, sql, Int32(parameterCount), nil))
+        preparedNames[sql] = name
+        return name
     }
 
     /// Runs a trusted multi-statement script (migration files); never for user input.
@@ -88,9 +101,12 @@ public final class Connection {
     public struct Statement: Sendable {
         public var sql: String
         public var parameters: [any PostgresEncodable]
-        public init(_ sql: String, _ parameters: [any PostgresEncodable] = []) {
+        /// Parse and plan once per connection (see `execute(_:_:prepared:)`).
+        public var prepared: Bool
+        public init(_ sql: String, _ parameters: [any PostgresEncodable] = [], prepared: Bool = false) {
             self.sql = sql
             self.parameters = parameters
+            self.prepared = prepared
         }
     }
 
@@ -114,11 +130,14 @@ public final class Connection {
     }
 
     private func pipelineChunk(_ statements: ArraySlice<Statement>, syncEach: Bool) throws -> [QueryResult] {
+        // Preparing is a round trip of its own; it happens once per connection and statement.
+        let names = try statements.map { $0.prepared ? try preparedName($0.sql, parameterCount: $0.parameters.count) : nil }
         guard PQenterPipelineMode(handle) == 1 else { throw lostOrProtocol("cannot enter pipeline mode") }
         defer { PQexitPipelineMode(handle) }
-        for statement in statements {
+        for (statement, name) in zip(statements, names) {
             let sent = withParameters(statement.parameters) { values in
-                PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values, nil, nil, 0)
+                if let name { return PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
+                return PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values, nil, nil, 0)
             }
             guard sent == 1 else { throw lostOrProtocol("cannot send pipelined statement") }
             if syncEach { guard PQpipelineSync(handle) == 1 else { throw lostOrProtocol("cannot sync pipeline") } }

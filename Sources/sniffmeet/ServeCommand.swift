@@ -1,19 +1,28 @@
 import ArgumentParser
+import Foundation
+import Gateway
+import Hummingbird
 import Logging
 
-/// `sniffmeet serve`: for now prepares the database (the HTTP gateway lands with its issue).
+/// `sniffmeet serve`: migrate, then run the HTTP API (and, beside it under one ServiceGroup, the
+/// background services) until SIGTERM/SIGINT, which stops accepting, finishes in-flight
+/// requests and stops the rest cleanly.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Migrate the database and serve the HTTP API.")
 
     @OptionGroup var database: DatabaseOptions
-    @Option var host = "127.0.0.1"
-    @Option var port = 8080
+    @Option(help: "address to bind") var host = "127.0.0.1"
+    @Option(help: "port to bind") var port = 8080
 
     func run() async throws {
-        let logger = Logger(label: "sniffmeet.serve")
+        var logger = Logger(label: "sniffmeet.serve")
+        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let opened = try database.open(logger: logger)
         defer { opened.close() }
         let applied = try opened.migrate(logger: logger)
-        print("database ready (\(applied.isEmpty ? "schema current" : "applied \(applied.joined(separator: ", "))")); the HTTP gateway is not built yet")
+        logger.info("database ready", metadata: ["applied": "\(applied)"])
+        let configuration = GatewayConfiguration(host: host, port: port, databaseURL: opened.connectionString).applyingEnvironment()
+        let app = try buildApplication(configuration, logger: logger)
+        try await app.runService()
     }
 }

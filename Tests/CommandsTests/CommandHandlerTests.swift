@@ -3,6 +3,7 @@ import Domain
 import EventLog
 import Foundation
 import Postgres
+import Projections
 import XCTest
 
 final class CommandHandlerTests: XCTestCase {
@@ -127,14 +128,12 @@ final class CommandHandlerTests: XCTestCase {
         let walkID = UUID()
         _ = try await handler.handle(.sendWalk(walkID: walkID, from: users[0], to: users[1], message: "Park?", latitude: 1, longitude: 1, placeName: "Park"),
                                      metadata: as_(users[0]))
-        // The job reads the walks read model; here a minimal stand-in row plays the projector's part.
-        try await pool.withConnection { connection in
-            _ = try connection.execute("""
-                CREATE TABLE IF NOT EXISTS walks (walk_id uuid PRIMARY KEY, status text, expires_at timestamptz)
-                """)
-            _ = try connection.execute("INSERT INTO walks (walk_id, status, expires_at) VALUES ($1, 'pending', $2)",
-                                       [walkID, clock.now.addingTimeInterval(60)])
-        }
+        // The job reads the walks read model: let the real walks projector catch up.
+        let runner = ProjectionRunner(log: handler.log, connectionString: await pool.connectionString, projectors: [WalksProjector()])
+        runner.start()
+        let caughtUp = try await runner.waitUntil(position: try await handler.log.head(), timeout: .seconds(10))
+        await runner.stop()
+        XCTAssertTrue(caughtUp)
         let job = WalkExpiryJob(handler: handler)
         let early = try await job.expireDue()
         XCTAssertEqual(early, 0, "nothing is due before the deadline")

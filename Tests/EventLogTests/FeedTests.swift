@@ -37,13 +37,23 @@ final class FeedTests: XCTestCase {
                             NewEvent(stream: stream, type: "tick", data: Data(#"{"writer":\#(writer),"n":\#(n),"i":\#(index)}"#.utf8))
                         }
                         let rollBack = n % 10 == 7
+                        let twoSteps = n % 3 == 1
+                        var other = streams.randomElement(using: &generator)!
+                        while other == stream { other = streams.randomElement(using: &generator)! }
+                        let second = other
                         var ids: [UUID] = []
                         while true {
                             do {
                                 ids = try await pool.withConnection { connection in
                                     try connection.execute("BEGIN")
                                     do {
-                                        let result = try EventLog.append(on: connection, commandID: UUID(), expectations: [stream: .any], events: events)
+                                        var result = try EventLog.append(on: connection, commandID: UUID(), expectations: [stream: .any], events: events)
+                                        if twoSteps {
+                                            // A second append in the same transaction, to another stream: this
+                                            // transaction's id is already fixed, the trap DESIGN.md warns about.
+                                            let more = [NewEvent(stream: second, type: "tock", data: Data("{}".utf8))]
+                                            result.eventIDs += try EventLog.append(on: connection, commandID: nil, expectations: [second: .any], events: more).eventIDs
+                                        }
                                         try connection.execute(rollBack ? "ROLLBACK" : "COMMIT")
                                         return result.eventIDs
                                     } catch {

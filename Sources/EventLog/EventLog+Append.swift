@@ -1,0 +1,235 @@
+import Crypto
+import Foundation
+import Postgres
+
+/// Appending: one round trip, one transaction.
+///
+/// - Transaction-scoped advisory locks on every stream involved, in key order (no deadlocks):
+///   exclusive for streams written, shared for streams only read. A command conditioned on a
+///   stream (SendWalk on the pair stream) thereby excludes a concurrent writer of that stream
+///   until it commits. Locks write nothing to disk.
+/// - One `INSERT … SELECT` that writes the events only if every expected version still holds
+///   and no written stream's head comes from a younger transaction (a transaction's id is fixed
+///   at its first write; writing after a younger writer would put this version before theirs in
+///   the feed). The unique (stream, version) and event-id indexes back both checks up.
+///
+/// When the command only writes, the locks are taken inside the INSERT itself (one statement):
+/// its version checks may then run on a snapshot from before the wait, which is harmless
+/// because a writer that got in first makes the unique (stream, version) index refuse this one.
+/// A read-only condition has no such backstop, so then the locks are a statement of their own
+/// and the checks see everything committed before the locks were granted (two statements,
+/// pipelined).
+///
+/// Idempotency costs nothing extra: a command's event ids derive from its command id, so a
+/// retry hits the unique event-id index and gets the first append's positions back.
+extension EventLog {
+    /// Appends the events of one command to one or more streams in one transaction.
+    ///
+    /// `expectations` names every stream the command read or writes with the version it saw;
+    /// a stream that is only read is a condition (the append fails if it moved). A retried
+    /// `commandID` returns the first append's positions and writes nothing.
+    public func append(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent]) async throws -> AppendResult {
+        let plan = AppendPlan(commandID: commandID, expectations: expectations, events: events)
+        let result = try await pool.withConnection { connection -> AppendResult in
+            do {
+                return try plan.run(on: connection)
+            } catch EventLogError.alreadyAppended {
+                // Autocommit: the failed attempt is over; the first run's positions are readable.
+                guard let first = try plan.firstRun(on: connection) else { throw EventLogError.versionConflict(stream: plan.writtenStreams[0], message: "concurrent duplicate") }
+                return first
+            } catch EventLogError.versionConflict(let stream, let message) {
+                // A retried command finds its streams moved on, by its own first run.
+                if let first = try plan.firstRun(on: connection) { return first }
+                throw EventLogError.versionConflict(stream: stream.isEmpty ? try plan.conflictingStream(on: connection) : stream,
+                                                    message: message)
+            }
+        }
+        if !result.replayed { announceCommitted() }
+        return result
+    }
+
+    /// Appends inside the caller's open transaction on `connection` (for commands that write
+    /// other tables atomically with their events); the caller announces after commit
+    /// (`announceCommitted()`). A retried command id throws `alreadyAppended`: the transaction
+    /// is aborted, roll it back and look the first run up.
+    public static func append(on connection: Connection, commandID: UUID?, expectations: [String: ExpectedVersion],
+                              events: [NewEvent]) throws -> AppendResult {
+        let plan = AppendPlan(commandID: commandID, expectations: expectations, events: events)
+        do {
+            return try plan.run(on: connection)
+        } catch EventLogError.versionConflict(let stream, let message) where stream.isEmpty {
+            // Nothing was inserted and the transaction is intact: find the stream to name.
+            throw EventLogError.versionConflict(stream: try plan.conflictingStream(on: connection), message: message)
+        }
+    }
+
+    /// The ids the events of a command are stored under. With a command id they are derived from
+    /// it (a retry carries the same ids, which is how the log recognizes it); without one, the
+    /// events' own ids.
+    public static func eventIDs(commandID: UUID?, events: [NewEvent]) -> [UUID] {
+        guard let commandID else { return events.map(\.id) }
+        return eventIDs(commandID: commandID, count: events.count)
+    }
+
+    /// The ids of the first `count` events of a command.
+    public static func eventIDs(commandID: UUID, count: Int) -> [UUID] {
+        (0..<count).map { index in
+            derivedUUID(withUnsafeBytes(of: commandID.uuid) { Array($0) } + withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) })
+        }
+    }
+
+    /// A UUID (version 8, RFC 4122 variant) that is a function of `bytes`: the same input gives
+    /// the same id in every process, which is what makes retries recognizable.
+    public static func derivedUUID(_ bytes: [UInt8]) -> UUID {
+        var digest = Array(SHA256.hash(data: bytes).prefix(16))
+        digest[6] = (digest[6] & 0x0F) | 0x80
+        digest[8] = (digest[8] & 0x3F) | 0x80
+        return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+                           digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+    }
+}
+
+/// The statements of one append.
+struct AppendPlan {
+    let ids: [UUID]
+    let events: [NewEvent]
+    let expectations: [String: ExpectedVersion]
+    let writtenStreams: [String]
+
+    init(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent]) {
+        self.ids = EventLog.eventIDs(commandID: commandID, events: events)
+        self.events = events
+        self.expectations = expectations
+        var written: [String] = []
+        for event in events where !written.contains(event.stream) { written.append(event.stream) }
+        self.writtenStreams = written
+    }
+
+    static let lockSQL = """
+        SELECT CASE WHEN t.read_only THEN pg_advisory_xact_lock_shared(t.key) ELSE pg_advisory_xact_lock(t.key) END
+        FROM (SELECT hashtextextended(s.stream_id, 7336) AS key, bool_and(s.read_only) AS read_only
+              FROM unnest($1::text[], $2::bool[]) AS s(stream_id, read_only) GROUP BY 1 ORDER BY 1) AS t
+        """
+
+    /// The INSERT with the exclusive locks of all its streams as a one-time filter, evaluated
+    /// before the first row is produced.
+    static let lockingInsertSQL = insertSQL.replacingOccurrences(
+        of: "\nORDER BY e.ord\n",
+        with: """
+
+          AND (SELECT count(pg_advisory_xact_lock(l.key))
+               FROM (SELECT DISTINCT hashtextextended(s, 7336) AS key FROM unnest($7::text[]) AS s ORDER BY 1) AS l) >= 0
+        ORDER BY e.ord
+
+        """)
+
+    /// One index probe per stream finds its head (version and writer); every check and every
+    /// new version derives from it.
+    static let insertSQL = """
+        WITH heads AS MATERIALIZED (
+            SELECT s.stream_id, s.expected, s.written, h.stream_version AS version, h.transaction_id AS writer
+            FROM unnest($7::text[], $8::bigint[], $9::bool[]) AS s(stream_id, expected, written)
+            LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
+                               WHERE ev.stream_id = s.stream_id ORDER BY ev.stream_version DESC LIMIT 1) AS h ON true
+        )
+        INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+        SELECT e.stream_id, coalesce(hd.version, 0) + e.seq, e.event_id, e.event_type, e.data, e.metadata
+        FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])
+                 WITH ORDINALITY AS e(stream_id, seq, event_id, event_type, data, metadata, ord)
+        JOIN heads hd ON hd.stream_id = e.stream_id
+        WHERE NOT EXISTS (SELECT 1 FROM heads c
+                          WHERE (c.expected IS NOT NULL AND coalesce(c.version, 0) <> c.expected)
+                             OR (c.written AND c.writer > pg_current_xact_id()))
+        ORDER BY e.ord
+        RETURNING position, transaction_id, event_id
+        """
+
+    func run(on connection: Connection) throws -> AppendResult {
+        guard !events.isEmpty else { throw EventLogError.invalidAppend("an append needs at least one event") }
+        guard events.allSatisfy({ expectations[$0.stream] != nil }) else {
+            throw EventLogError.invalidAppend("every written stream must be listed with its expected version")
+        }
+        let streams = expectations.keys.sorted()
+        let onlyWrites = streams.allSatisfy { writtenStreams.contains($0) }
+
+        // Per event: its rank within its stream; the new version is the stream's head plus the rank.
+        var seen: [String: Int64] = [:]
+        let ranks = events.map { event -> Int64 in
+            let rank = (seen[event.stream] ?? 0) + 1
+            seen[event.stream] = rank
+            return rank
+        }
+        let parameters: [any PostgresEncodable] = [
+            events.map(\.stream), ranks, ids, events.map(\.type),
+            events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) },
+            streams, streams.map { expectations[$0]!.parameter }, streams.map { writtenStreams.contains($0) },
+        ]
+        let inserted: QueryResult
+        do {
+            if onlyWrites {
+                inserted = try connection.execute(Self.lockingInsertSQL, parameters, prepared: true)
+            } else {
+                let lock = Connection.Statement(Self.lockSQL, [streams, streams.map { !writtenStreams.contains($0) }], prepared: true)
+                inserted = try connection.pipeline([lock, Connection.Statement(Self.insertSQL, parameters, prepared: true)])[1]
+            }
+        } catch let error as PostgresError {
+            if case .server(let server) = error, server.sqlState == SQLState.uniqueViolation {
+                if server.constraint == "events_event_id_key" { throw EventLogError.alreadyAppended }
+                throw EventLogError.versionConflict(stream: Self.stream(fromKeyDetail: server.detail) ?? writtenStreams[0],
+                                                    message: "version conflict: \(server.detail ?? server.message)")
+            }
+            if case .server(let server) = error, server.sqlState == SQLState.deadlockDetected {
+                // Only possible when one transaction appends several times (locks taken per call):
+                // as with any conflict, retrying the transaction is the cure.
+                throw EventLogError.versionConflict(stream: writtenStreams[0], message: "deadlock between appending transactions")
+            }
+            throw error
+        }
+        guard inserted.count == events.count else {
+            // A condition failed: some stream moved or a younger transaction wrote it first.
+            throw EventLogError.versionConflict(stream: "", message: "version conflict: a stream moved since it was read")
+        }
+        var positions: [LogPosition] = []
+        for row in inserted.rows {
+            positions.append(LogPosition(transactionID: try row.uint64(1), position: try row.int64(0)))
+        }
+        return AppendResult(positions: positions, eventIDs: ids, replayed: false)
+    }
+
+    /// The first run's result of this command, if its events are in the log.
+    func firstRun(on connection: Connection) throws -> AppendResult? {
+        let result = try connection.execute(
+            "SELECT event_id, transaction_id, position FROM events WHERE event_id = ANY($1)", [ids])
+        guard result.count == ids.count else { return nil }
+        var byID: [UUID: LogPosition] = [:]
+        for row in result.rows { byID[try row.uuid(0)] = LogPosition(transactionID: try row.uint64(1), position: try row.int64(2)) }
+        return AppendResult(positions: ids.compactMap { byID[$0] }, eventIDs: ids, replayed: true)
+    }
+
+    /// Which stream made the append fail (best effort: the state may have moved again).
+    func conflictingStream(on connection: Connection) throws -> String {
+        let checked = expectations.keys.sorted().compactMap { stream in expectations[stream]!.parameter.map { (stream, $0) } }
+        let result = try connection.execute("""
+            SELECT c.stream_id FROM unnest($1::text[], $2::bigint[]) AS c(stream_id, version)
+            WHERE coalesce((SELECT max(h.stream_version) FROM events h WHERE h.stream_id = c.stream_id), 0) <> c.version
+            ORDER BY c.stream_id LIMIT 1
+            """, [checked.map(\.0), checked.map(\.1)])
+        return try result.first?.string(0) ?? writtenStreams[0]
+    }
+
+    /// The stream of a unique violation's detail: `Key (stream_id, stream_version)=(s, 3) already exists.`
+    static func stream(fromKeyDetail detail: String?) -> String? {
+        guard let detail, let open = detail.range(of: ")=("), let comma = detail.range(of: ", ", options: .backwards) else { return nil }
+        guard open.upperBound <= comma.lowerBound else { return nil }
+        return String(detail[open.upperBound..<comma.lowerBound])
+    }
+}
+
+extension EventLog {
+    /// Announces committed appends to every reader: this process's at once, other processes'
+    /// through a (coalesced) NOTIFY after the commit, never inside the appending transaction.
+    public func announceCommitted() {
+        signal.notify()
+        announcer.announce()
+    }
+}

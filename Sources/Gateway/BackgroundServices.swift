@@ -1,0 +1,55 @@
+import Commands
+import EventLog
+import Foundation
+import Logging
+import Postgres
+import Projections
+import ServiceLifecycle
+
+/// What runs beside the HTTP server in one process.
+public struct BackgroundWork: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// The projection runner (one owner per projector across processes, so always safe to run).
+    public static let projections = BackgroundWork(rawValue: 1 << 0)
+    /// The walk expiry job (idempotent per walk, so safe in several processes).
+    public static let walkExpiry = BackgroundWork(rawValue: 1 << 1)
+    /// The NOTIFY listener that wakes this process's readers on other processes' appends.
+    public static let listener = BackgroundWork(rawValue: 1 << 2)
+    public static let all: BackgroundWork = [.projections, .walkExpiry, .listener]
+}
+
+/// Runs the projectors until graceful shutdown, then stops them (their batches commit or roll
+/// back whole; each projector's advisory lock goes with its connection).
+struct ProjectionRunnerService: Service {
+    let runner: ProjectionRunner
+
+    func run() async throws {
+        runner.start()
+        try? await gracefulShutdown()
+        await runner.stop()
+    }
+}
+
+/// Runs the walk expiry job until graceful shutdown.
+struct WalkExpiryService: Service {
+    let job: WalkExpiryJob
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { await job.run() }
+    }
+}
+
+/// Keeps the log's NOTIFY listener open until graceful shutdown.
+struct LogListenerService: Service {
+    let log: EventLog
+    let connectionString: String
+    let logger: Logger
+
+    func run() async throws {
+        let listener = log.startListening(connectionString: connectionString, logger: logger)
+        try? await gracefulShutdown()
+        listener.stop()
+    }
+}

@@ -1,0 +1,71 @@
+import Commands
+import EventLog
+import Projections
+import Foundation
+import Hummingbird
+import Logging
+import Postgres
+import ServiceLifecycle
+
+/// The router with every route of API.md and the middleware chain:
+/// request id + log → metrics → JSON errors → timeout → route.
+public func buildRouter(_ services: GatewayServices, handler: CommandHandler) -> Router<GatewayRequestContext> {
+    let runner = CommandRunner(services: services, handler: handler)
+    let router = Router(context: GatewayRequestContext.self)
+    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: MetricsMiddleware(metrics: services.metrics))
+    router.add(middleware: ErrorMiddleware(routes: services.routes, maxBodyBytes: services.configuration.maxBodyBytes,
+                                           translate: { _ in nil }))
+    router.add(middleware: TimeoutMiddleware(timeout: services.configuration.requestTimeout,
+                                             exempt: ["/v1/me/notifications/stream"]))
+    OperationsController(services: services).addRoutes(to: router)
+    UsersController(services: services, runner: runner).addRoutes(to: router)
+    MatesController(services: services, runner: runner).addRoutes(to: router)
+    WalksController(services: services, runner: runner).addRoutes(to: router)
+    NotificationsController(services: services, runner: runner).addRoutes(to: router)
+    return router
+}
+
+/// The gateway application on `configuration`'s database, with `background` work (projection
+/// runner, walk expiry job, NOTIFY listener) and `services` running beside the HTTP server under
+/// one ServiceGroup: SIGTERM/SIGINT stop accepting, finish in-flight requests, then stop those.
+public func buildApplication(_ configuration: GatewayConfiguration, background: BackgroundWork = .all,
+                             services extra: [any Service] = [],
+                             logger: Logger = Logger(label: "sniffmeet.gateway")) throws -> some ApplicationProtocol {
+    let pool = ConnectionPool(connectionString: ConnectionOptions.withStatementTimeout(configuration.databaseURL,
+                                                                                      milliseconds: 5000),
+                              maxConnections: configuration.maxConnections, acquireTimeout: .seconds(2), logger: logger)
+    let log = EventLog(pool: pool)
+    let handler = CommandHandler(log: log, walkTTL: configuration.walkTTL)
+    var backgroundServices: [any Service] = []
+    var waiter: ProjectionProgress.Waiter?
+    if background.contains(.listener) {
+        backgroundServices.append(LogListenerService(log: log, connectionString: configuration.databaseURL, logger: logger))
+    }
+    if background.contains(.projections) {
+        let runner = ProjectionRunner(log: log, connectionString: configuration.databaseURL, logger: logger)
+        backgroundServices.append(ProjectionRunnerService(runner: runner))
+        // In-process projectors wake waiting queries the moment they commit (no polling).
+        waiter = { position, names, timeout in try await runner.waitUntil(position: position, projectors: names, timeout: timeout) }
+    }
+    if background.contains(.walkExpiry) {
+        backgroundServices.append(WalkExpiryService(job: WalkExpiryJob(handler: handler, logger: logger)))
+    }
+    let services = GatewayServices(configuration: configuration, pool: pool, log: log, waiter: waiter)
+    let router = buildRouter(services, handler: handler)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sniffmeet"),
+        // Stopped in reverse order: the HTTP server first, then extras, background work, the pool last.
+        services: [PoolCloser(pool: pool)] + backgroundServices + extra,
+        logger: logger)
+}
+
+/// Closes the pool when the application stops.
+struct PoolCloser: Service {
+    let pool: ConnectionPool
+    func run() async throws {
+        try? await gracefulShutdown()
+        await pool.close()
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Postgres
+import Synchronization
+
+/// Bounds how many requests may wait for the database at once.
+///
+/// The pool already bounds connections; without this gate, an overload would queue requests
+/// in the pool until each timed out. Past `limit` waiting requests the answer is an immediate
+/// `503 overloaded`, which lets clients back off and keeps latency of admitted requests sane.
+public final class DatabaseGate: Sendable {
+    public let limit: Int
+    private let inFlight = Atomic<Int>(0)
+
+    public init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Requests currently holding or waiting for a connection.
+    public var current: Int { inFlight.load(ordering: .relaxed) }
+
+    /// Runs `body` on a pooled connection if the gate admits it; else throws `overloaded`.
+    public func withConnection<T: Sendable>(_ pool: ConnectionPool, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await admitted { try await pool.withConnection(body) }
+    }
+
+    /// Runs `body` (which waits for the database some other way) if the gate admits it.
+    public func admitted<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        let now = inFlight.wrappingAdd(1, ordering: .acquiring).newValue
+        defer { inFlight.wrappingSubtract(1, ordering: .releasing) }
+        guard now <= limit else { throw APIError.overloaded }
+        return try await body()
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import Logging
+import Postgres
+import Domain
+import Commands
+
+/// Turns every error into the JSON error answer of API.md, so that nothing a client sends
+/// becomes an unexplained 500: router misses become `404 not_found` or `405`, database outages
+/// `503 unavailable`, domain refusals their stable code.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+    let routes: RouteTable
+    let maxBodyBytes: Int
+    /// Maps errors of modules the gateway does not know statically (the command handler's).
+    let translate: @Sendable (any Error) -> APIError?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let apiError = map(error, request: request, context: context)
+            // A bug is an error; an expected 503 (database away, overload, not caught up) a warning.
+            if apiError.code == APIError.internalError.code {
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "code": "\(apiError.code)"])
+            } else if apiError.status.code >= 500 {
+                context.logger.warning("request not served", metadata: ["error": "\(error)", "code": "\(apiError.code)"])
+            }
+            return try apiError.response(from: request, context: context)
+        }
+    }
+
+    func map(_ error: any Error, request: Request, context: Context) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as DomainError:
+            return error.apiError
+        case let error as CommandError:
+            return error.apiError
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound:
+                let allowed = routes.methods(matching: request.uri.path)
+                return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+            case .contentTooLarge:
+                return .bodyTooLarge(limit: maxBodyBytes)
+            default:
+                return APIError(error.status, error.status.code < 500 ? "bad_request" : "internal_error",
+                                error.body ?? error.status.reasonPhrase)
+            }
+        case let error as PostgresError:
+            if case .poolTimeout = error { return .overloaded }
+            return error.isConnectionProblem ? .unavailable : .internalError
+        case is CancellationError:
+            return .requestTimeout
+        default:
+            return translate(error) ?? .internalError
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import EventLog
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Postgres
+
+/// What the route handlers share: the database, the stores, and the helpers every route uses
+/// (authentication, read-your-writes, JSON answers).
+public struct GatewayServices: Sendable {
+    public let configuration: GatewayConfiguration
+    public let pool: ConnectionPool
+    public let gate: DatabaseGate
+    public let log: EventLog
+    public let tokens: TokenStore
+    public let idempotency: IdempotencyStore
+    public let readModels: ReadModels
+    public let progress: ProjectionProgress
+    public let metrics: GatewayMetrics
+    public let routes: RouteTable
+    let authenticator: Authenticator
+    let body: BodyReader
+
+    public init(configuration: GatewayConfiguration, pool: ConnectionPool, log: EventLog, metrics: GatewayMetrics = GatewayMetrics(),
+                waiter: ProjectionProgress.Waiter? = nil) {
+        self.configuration = configuration
+        self.pool = pool
+        self.log = log
+        self.gate = DatabaseGate(limit: configuration.maxConcurrentDatabaseWaits)
+        self.tokens = TokenStore(pool: pool, gate: gate)
+        self.idempotency = IdempotencyStore(pool: pool, gate: gate)
+        self.readModels = ReadModels(pool: pool, gate: gate)
+        self.progress = ProjectionProgress(pool: pool, gate: gate, waiter: waiter)
+        self.metrics = metrics
+        self.routes = RouteTable()
+        self.authenticator = Authenticator(tokens: tokens)
+        self.body = BodyReader(limit: configuration.maxBodyBytes)
+    }
+
+    /// The caller, from the bearer token; `401 unauthorized` otherwise.
+    func user(_ request: Request) async throws -> UUID {
+        try await authenticator.requireUser(request)
+    }
+
+    /// Honors `Min-Log-Position`: returns once the read models this query reads include it,
+    /// or throws `503 not_caught_up` after the configured wait (3 s).
+    func awaitMinLogPosition(_ request: Request, projectors: [String]) async throws {
+        guard let text = request.headers[HTTPField.Name("Min-Log-Position")!] else { return }
+        guard let position = LogPosition(text.trimmingCharacters(in: .whitespaces)) else {
+            throw APIError.validation("Min-Log-Position", "Min-Log-Position must be a value of a Log-Position header")
+        }
+        try await progress.waitUntil(position, projectors: projectors, timeout: configuration.readYourWritesTimeout)
+    }
+
+    /// A JSON answer.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, logPosition: String? = nil) throws -> Response {
+        let data = try JSONEncoder().encode(value)
+        return jsonData(data, status: status, logPosition: logPosition)
+    }
+
+    static func jsonData(_ data: Data, status: HTTPResponse.Status, logPosition: String?) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        if let logPosition { headers[HTTPField.Name("Log-Position")!] = logPosition }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// `204 No Content`, with the command's `Log-Position`.
+    static func noContent(logPosition: String?) -> Response {
+        var headers = HTTPFields()
+        if let logPosition { headers[HTTPField.Name("Log-Position")!] = logPosition }
+        return Response(status: .noContent, headers: headers)
+    }
+
+    /// A path parameter that must be a UUID; anything else cannot name a thing, so `404`.
+    static func uuidParameter(_ context: GatewayRequestContext, _ name: String) throws -> UUID {
+        guard let text = context.parameters.get(name), let id = UUID(uuidString: text) else { throw APIError.notFound }
+        return id
+    }
+
+    /// An optional enumerated query parameter.
+    static func queryValue(_ request: Request, _ name: String, allowed: [String]) throws -> String? {
+        guard let value = request.uri.queryParameters[Substring(name)].map(String.init), !value.isEmpty else { return nil }
+        guard allowed.contains(value) else {
+            throw APIError.validation(name, "\(name) must be one of \(allowed.joined(separator: ", "))")
+        }
+        return value
+    }
+}

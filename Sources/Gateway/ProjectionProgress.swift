@@ -1,0 +1,110 @@
+import Foundation
+import EventLog
+import Postgres
+
+/// How far the read models are, read from their checkpoint rows (`projector_checkpoints`).
+///
+/// Reading the table rather than asking an in-process runner keeps read-your-writes right when
+/// several gateway processes share one database and another process owns a projector.
+public struct ProjectionProgress: Sendable {
+    /// The projectors of the read models (their checkpoint rows), per the team contract.
+    public static let projectors = ["profiles", "mates", "mate_requests", "walks", "notifications"]
+
+    /// A faster way to wait, from a projection runner in this process: true once reached,
+    /// false after the timeout.
+    public typealias Waiter = @Sendable (LogPosition, [String], Duration) async throws -> Bool
+
+    let pool: ConnectionPool
+    let gate: DatabaseGate
+    let waiter: Waiter?
+    /// How often a waiting query looks at the checkpoints again (without a waiter).
+    let pollInterval: Duration
+
+    public init(pool: ConnectionPool, gate: DatabaseGate, waiter: Waiter? = nil, pollInterval: Duration = .milliseconds(10)) {
+        self.pool = pool
+        self.gate = gate
+        self.waiter = waiter
+        self.pollInterval = pollInterval
+    }
+
+    /// Returns once every projector in `projectors` has applied `position`; throws
+    /// `not_caught_up` after `timeout`.
+    public func waitUntil(_ position: LogPosition, projectors: [String], timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        if try await reached(position, projectors: projectors) { return }
+        // Not there yet. A position no command could have answered (its transaction has not
+        // started, or it is past every event written) would only wait out the timeout: refuse it.
+        guard try await exists(position) else {
+            throw APIError.validation("Min-Log-Position", "Min-Log-Position is not a position of this log")
+        }
+        if let waiter {
+            // In slices, so that a cancelled request (timeout, client gone) stops waiting soon.
+            try await gate.admitted {
+                while true {
+                    try Task.checkCancellation()
+                    let left = deadline - ContinuousClock.now
+                    if try await waiter(position, projectors, min(left, .milliseconds(100))) { return }
+                    if left <= .milliseconds(100) { throw APIError.notCaughtUp }
+                }
+            }
+            return
+        }
+        while true {
+            if try await reached(position, projectors: projectors) { return }
+            if ContinuousClock.now + pollInterval > deadline { throw APIError.notCaughtUp }
+            try await Task.sleep(for: pollInterval)
+        }
+    }
+
+    /// Whether all of `projectors` are at or past `position` now. A missing checkpoint row is a
+    /// projector that has applied nothing yet.
+    func reached(_ position: LogPosition, projectors: [String]) async throws -> Bool {
+        let names = projectors
+        let reached = try await gate.withConnection(pool) { connection -> Int in
+            try connection.execute("""
+                SELECT count(*) FROM projector_checkpoints
+                WHERE projector = ANY($1::text[]) AND (transaction_id, position) >= ($2::xid8, $3::bigint)
+                """, [names, position.transactionID, position.position]).first!.int(0)
+        }
+        return reached == Set(projectors).count
+    }
+
+    /// Whether `position` can be one a command answered: its transaction has started and its
+    /// number is not past the newest event.
+    func exists(_ position: LogPosition) async throws -> Bool {
+        try await gate.withConnection(pool) { connection in
+            try connection.execute("""
+                SELECT $1::xid8 < pg_snapshot_xmax(pg_current_snapshot())
+                   AND $2::bigint <= (SELECT coalesce(max(position), 0) FROM events)
+                """, [String(position.transactionID), position.position]).first.map { try $0.bool(0) } ?? false
+        }
+    }
+
+    /// Every known projector's checkpoint and lag.
+    public func status() async throws -> [ProjectorStatus] {
+        let known = Self.projectors
+        return try await gate.withConnection(pool) { connection -> [ProjectorStatus] in
+            let rows = try connection.execute("""
+                SELECT p.name, c.transaction_id, c.position, c.updated_at,
+                       (SELECT count(*) FROM events e
+                         WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
+                           AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())),
+                       (SELECT extract(epoch FROM now() - min(e.recorded_at))::float8 FROM events e
+                         WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
+                           AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot()))
+                FROM (SELECT DISTINCT unnest($1::text[] || ARRAY(SELECT projector FROM projector_checkpoints)) AS name) p
+                LEFT JOIN projector_checkpoints c ON c.projector = p.name
+                ORDER BY p.name
+                """, [known])
+            return try rows.rows.map { row in
+                let started = !row.isNull(1)
+                let lag = try row.int(4)
+                return ProjectorStatus(
+                    name: try row.string(0),
+                    checkpoint: started ? LogPosition(transactionID: try row.uint64(1), position: try row.int64(2)) : .start,
+                    updatedAt: try row.optionalDate(3), lagEvents: lag, lagSeconds: max(0, try row.optionalDouble(5) ?? 0),
+                    state: !started && lag > 0 ? "not_started" : (lag == 0 ? "caught_up" : "catching_up"))
+            }
+        }
+    }
+}

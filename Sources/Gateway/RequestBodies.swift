@@ -1,0 +1,109 @@
+import Domain
+import Foundation
+
+// The JSON bodies clients send. Enumerations are read as strings and checked here, so that a
+// wrong value is `validation_failed` naming its field rather than a decoding failure.
+
+/// `POST /v1/users`.
+struct SignUpBody: Decodable {
+    var nickname: String
+    var dogName: String
+    var age: Int
+    var sex: String
+    var neutered: Bool
+    var size: String
+    var keywords: [String]
+    var profileImage: String?
+
+    enum CodingKeys: String, CodingKey {
+        case nickname, dogName = "dog_name", age, sex, neutered, size, keywords, profileImage = "profile_image"
+    }
+
+    func profile() throws -> DogProfile {
+        guard let sex = Sex(rawValue: sex) else { throw APIError.validation("sex", "sex must be male or female") }
+        let profile = DogProfile(nickname: nickname, dogName: dogName, age: age, sex: sex, neutered: neutered,
+                                 size: try parseSize(size), keywords: try parseKeywords(keywords), profileImage: profileImage)
+        try profile.validate()
+        return profile
+    }
+}
+
+/// `PATCH /v1/me`: every field optional; `profile_image: null` removes the picture.
+struct ProfileChangesBody: Decodable {
+    var changes = ProfileChanges()
+
+    enum CodingKeys: String, CodingKey {
+        case nickname, dogName = "dog_name", age, neutered, size, keywords, profileImage = "profile_image", sex
+    }
+
+    init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if c.contains(.sex) { throw APIError.validation("sex", "sex cannot be changed") }
+        changes.nickname = try c.decodeIfPresent(String.self, forKey: .nickname)
+        changes.dogName = try c.decodeIfPresent(String.self, forKey: .dogName)
+        changes.age = try c.decodeIfPresent(Int.self, forKey: .age)
+        changes.neutered = try c.decodeIfPresent(Bool.self, forKey: .neutered)
+        changes.size = try c.decodeIfPresent(String.self, forKey: .size).map(parseSize)
+        changes.keywords = try c.decodeIfPresent([String].self, forKey: .keywords).map(parseKeywords)
+        if c.contains(.profileImage) {
+            changes.profileImage = .some(try c.decodeNil(forKey: .profileImage) ? nil : c.decode(String.self, forKey: .profileImage))
+        }
+    }
+}
+
+/// `PUT /v1/me/device-token`.
+struct DeviceTokenBody: Decodable {
+    var deviceToken: String
+    enum CodingKeys: String, CodingKey { case deviceToken = "device_token" }
+}
+
+/// `POST /v1/mate-requests`.
+struct MateRequestBody: Decodable {
+    var to: String
+    var dropToken: String
+    enum CodingKeys: String, CodingKey { case to, dropToken = "drop_token" }
+
+    func addressee() throws -> UUID {
+        guard let id = UUID(uuidString: to) else { throw APIError.validation("to", "to must be a user id") }
+        return id
+    }
+}
+
+/// `POST /v1/walks`.
+struct WalkBody: Decodable {
+    var to: String
+    var message: String
+    var latitude: Double
+    var longitude: Double
+    var placeName: String?
+    enum CodingKeys: String, CodingKey { case to, message, latitude, longitude, placeName = "place_name" }
+
+    func addressee() throws -> UUID {
+        guard let id = UUID(uuidString: to) else { throw APIError.validation("to", "to must be a user id") }
+        return id
+    }
+}
+
+/// `POST /v1/walks/{id}/response`.
+struct WalkAnswerBody: Decodable {
+    var answer: String
+
+    func parsed() throws -> WalkAnswer {
+        guard let answer = WalkAnswer(rawValue: answer) else { throw APIError.validation("answer", "answer must be accept or decline") }
+        return answer
+    }
+}
+
+private func parseSize(_ text: String) throws -> Size {
+    guard let size = Size(rawValue: text) else { throw APIError.validation("size", "size must be small, medium or large") }
+    return size
+}
+
+private func parseKeywords(_ texts: [String]) throws -> [Keyword] {
+    try texts.map { text in
+        guard let keyword = Keyword(rawValue: text) else {
+            throw APIError.validation("keywords", "keywords must be among energetic, smart, friendly, shy, independent")
+        }
+        return keyword
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Gives every request an id (the client's `X-Request-Id` if it is sane, else a new one), puts it
+/// on the request's logger and on the answer, and logs one structured line per request.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let offered = request.headers[HTTPField.Name("X-Request-Id")!]
+        let id = offered.flatMap { Self.isSane($0) ? $0 : nil } ?? UUID().uuidString.lowercased()
+        context.requestID = id
+        context.logger[metadataKey: "request_id"] = .string(id)
+        let start = ContinuousClock.now
+        var response = try await next(request, context)
+        response.headers[HTTPField.Name("X-Request-Id")!] = id
+        let elapsed = ContinuousClock.now - start
+        context.logger.info("request", metadata: [
+            "method": .string(request.method.rawValue),
+            "path": .string(request.uri.path),
+            "route": .string(context.endpointPath ?? "unmatched"),
+            "status": .stringConvertible(response.status.code),
+            "ms": .stringConvertible(Double(elapsed.components.seconds) * 1000
+                                     + Double(elapsed.components.attoseconds) / 1e15),
+        ])
+        return response
+    }
+
+    /// Request ids go into logs and headers: keep them short and printable.
+    static func isSane(_ id: String) -> Bool {
+        (1...100).contains(id.utf8.count) && id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Gateway
+import HTTPTypes
+import XCTest
+
+/// Every route checks who asks: no token is `401`; a second, unrelated user gets `403` or `404`
+/// and never sees anything of the first user's.
+final class AuthorizationTests: XCTestCase {
+    static let publicRoutes: Set<String> = ["POST /v1/users", "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json"]
+
+    func testEveryNonPublicRouteNeedsAToken() async throws {
+        let fixture = try GatewayFixture("noauth")
+        let routes = try OpenAPIDocument.operations()
+        XCTAssertGreaterThan(routes.count, 20)
+        try await fixture.run { client in
+            for route in routes where !Self.publicRoutes.contains("\(route.method) \(route.path)") {
+                let path = route.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased())
+                    .replacingOccurrences(of: "{user_id}", with: UUID().uuidString.lowercased())
+                let reply = try await client.send(.init(route.method)!, path, json: route.method == "GET" || route.method == "DELETE" ? nil : "{}")
+                XCTAssertError(reply, 401, "unauthorized")
+                XCTAssertError(try await client.send(.init(route.method)!, path, token: "forged-token-of-the-right-length-43-chars-x",
+                                                     json: route.method == "GET" || route.method == "DELETE" ? nil : "{}"),
+                               401, "unauthorized")
+            }
+        }
+    }
+
+    /// The first user builds a little world (a mate, a request, a walk, notifications); an
+    /// outsider then tries every route on it.
+    func testAnOutsiderSeesNothingOfAnotherUsersWorld() async throws {
+        try await GatewayFixture("outsider").run { client in
+            let owner = try await client.signUp("owner"), mate = try await client.signUp("mate")
+            let pendingTo = try await client.signUp("pending"), outsider = try await client.signUp("outside")
+            try await client.makeMates(owner, mate)
+            let drop = try await client.send(.post, "/v1/me/drop-tokens", token: pendingTo.token).json["drop_token"] as! String
+            let request = try await client.send(.post, "/v1/mate-requests", token: owner.token,
+                                                json: #"{"to": "\#(pendingTo.id)", "drop_token": "\#(drop)"}"#)
+            let requestID = request.json["request_id"] as! String
+            let walk = try await client.send(.post, "/v1/walks", token: owner.token, json: WalkRoutesTests.walk(to: mate))
+            let walkID = walk.json["walk_id"] as! String
+            let position = walk.header("Log-Position")!
+            // Let the read models catch up so that the owner's world is really there to be seen.
+            let mine = try await client.send(.get, "/v1/me/walks", token: owner.token, headers: ["Min-Log-Position": position])
+            XCTAssertEqual(mine.items.count, 1, mine.text)
+            let inbox = try await client.send(.get, "/v1/me/notifications", token: mate.token, headers: ["Min-Log-Position": position])
+            let notificationID = try XCTUnwrap(inbox.items.first?["notification_id"] as? String, inbox.text)
+
+            let secrets = [owner.id, mate.id, pendingTo.id, requestID, walkID, notificationID, "Park at 5?"]
+            func assertNothingLeaks(_ reply: GatewayFixture.Reply, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+                for secret in secrets { XCTAssertFalse(reply.text.contains(secret), "\(what) leaked \(secret): \(reply.text)", file: file, line: line) }
+            }
+            let t = outsider.token
+            // Reads: 404, or an empty list.
+            for path in ["/v1/users/\(owner.id)", "/v1/users/\(mate.id)", "/v1/walks/\(walkID)"] {
+                let reply = try await client.send(.get, path, token: t, headers: ["Min-Log-Position": position])
+                XCTAssertError(reply, 404, "not_found")
+                assertNothingLeaks(reply, path)
+            }
+            for path in ["/v1/me", "/v1/me/mates", "/v1/me/mate-requests", "/v1/me/walks", "/v1/me/notifications"] {
+                let reply = try await client.send(.get, path, token: t, headers: ["Min-Log-Position": position])
+                XCTAssertEqual(reply.status, 200, reply.text)
+                assertNothingLeaks(reply, path)
+            }
+            // Writes on the owner's things: 403 or 404, and nothing changes.
+            let events = try client.sql("SELECT count(*) FROM events")[0][0]
+            let attempts: [(HTTPRequest.Method, String, String?)] = [
+                (.post, "/v1/mate-requests/\(requestID)/accept", nil), (.post, "/v1/mate-requests/\(requestID)/decline", nil),
+                (.delete, "/v1/mate-requests/\(requestID)", nil), (.delete, "/v1/me/mates/\(owner.id)", nil),
+                (.post, "/v1/walks/\(walkID)/response", #"{"answer": "accept"}"#), (.delete, "/v1/walks/\(walkID)", nil),
+                (.delete, "/v1/me/notifications/\(notificationID)", nil),
+                (.post, "/v1/walks", WalkRoutesTests.walk(to: owner)),
+                (.post, "/v1/mate-requests", #"{"to": "\#(owner.id)", "drop_token": "guessed"}"#),
+            ]
+            for (method, path, body) in attempts {
+                let reply = try await client.send(method, path, token: t, json: body)
+                XCTAssertTrue([403, 404, 409].contains(reply.status), "\(method) \(path): \(reply.status) \(reply.text)")
+                XCTAssertNotNil(reply.code)
+                assertNothingLeaks(reply, "\(method) \(path)")
+            }
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM events")[0][0], events, "an outsider's attempt changed the log")
+            // The owner's notification is still in the mate's inbox.
+            let still = try await client.send(.get, "/v1/me/notifications", token: mate.token)
+            XCTAssertTrue(still.text.contains(notificationID))
+        }
+    }
+}

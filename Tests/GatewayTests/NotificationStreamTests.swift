@@ -1,0 +1,73 @@
+import Foundation
+import XCTest
+
+/// `GET /v1/me/notifications/stream`: SSE framing, ids that are log positions, resumption.
+final class NotificationStreamTests: XCTestCase {
+    struct Frame {
+        var id: String?
+        var event: String?
+        var data: String?
+    }
+
+    static func frames(_ text: String) -> (frames: [Frame], comments: Int) {
+        var frames: [Frame] = []
+        var comments = 0
+        for block in text.components(separatedBy: "\n\n") where !block.isEmpty {
+            var frame = Frame()
+            for line in block.split(separator: "\n") {
+                if line.hasPrefix(":") { comments += 1 }
+                else if line.hasPrefix("id: ") { frame.id = String(line.dropFirst(4)) }
+                else if line.hasPrefix("event: ") { frame.event = String(line.dropFirst(7)) }
+                else if line.hasPrefix("data: ") { frame.data = String(line.dropFirst(6)) }
+            }
+            if frame.event != nil { frames.append(frame) }
+        }
+        return (frames, comments)
+    }
+
+    func testStreamSendsEntriesResumesAndBeats() async throws {
+        let fixture = try GatewayFixture("sse") {
+            $0.streamMaxDuration = .milliseconds(1500)
+            $0.heartbeatInterval = .milliseconds(300)
+        }
+        try await fixture.run { client in
+            let a = try await client.signUp("sender"), b = try await client.signUp("stream")
+            try await client.makeMates(a, b)
+            // Let b's inbox hold the mate request before listening, so that only the walk is new.
+            let marker = try await client.send(.put, "/v1/me/device-token", token: b.token, json: #"{"device_token": "ab"}"#)
+            let settled = try await client.send(.get, "/v1/me/notifications", token: b.token,
+                                                headers: ["Min-Log-Position": marker.header("Log-Position")!])
+            XCTAssertEqual(settled.items.count, 1, settled.text)
+            // While b listens, a sends a walk: it arrives live.
+            async let live = client.send(.get, "/v1/me/notifications/stream", token: b.token)
+            try await Task.sleep(for: .milliseconds(300))
+            let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b))
+            let reply = try await live
+            XCTAssertEqual(reply.status, 200)
+            XCTAssertEqual(reply.header("Content-Type"), "text/event-stream")
+            let (frames, comments) = Self.frames(reply.text)
+            XCTAssertEqual(frames.count, 1, reply.text)
+            XCTAssertEqual(frames.first?.event, "notification")
+            let entry = try JSONSerialization.jsonObject(with: Data((frames.first?.data ?? "").utf8)) as? [String: Any]
+            XCTAssertEqual(entry?["category"] as? String, "walk_requested")
+            XCTAssertEqual(entry?["walk_id"] as? String, walk.json["walk_id"] as? String)
+            XCTAssertEqual(frames.first?.id, walk.header("Log-Position"), "the SSE id is the event's log position")
+            XCTAssertGreaterThanOrEqual(comments, 1, "heartbeat comments while idle")
+
+            // Resuming from the start replays the whole inbox oldest first; from the walk's id, nothing.
+            let all = Self.frames(try await client.send(.get, "/v1/me/notifications/stream", token: b.token,
+                                                        headers: ["Last-Event-ID": "0.0"]).text).frames
+            XCTAssertEqual(all.compactMap { $0.data }.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .map { $0["category"] as? String }, ["mate_requested", "walk_requested"])
+            let none = Self.frames(try await client.send(.get, "/v1/me/notifications/stream", token: b.token,
+                                                         headers: ["Last-Event-ID": frames.first?.id ?? ""]).text).frames
+            XCTAssertEqual(none.count, 0)
+            XCTAssertError(try await client.send(.get, "/v1/me/notifications/stream", token: b.token, headers: ["Last-Event-ID": "x"]),
+                           400, "validation_failed", field: "Last-Event-ID")
+            // Another user's stream never carries b's entries.
+            let other = Self.frames(try await client.send(.get, "/v1/me/notifications/stream", token: a.token,
+                                                          headers: ["Last-Event-ID": "0.0"]).text).frames
+            XCTAssertFalse(other.contains { $0.data?.contains("walk_requested") ?? false })
+        }
+    }
+}

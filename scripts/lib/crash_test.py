@@ -1,0 +1,107 @@
+"""Drives scripts/crash-test: load, kill -9, restart, check the log and verify."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from api import API, nickname  # noqa: E402
+
+BINARY = ".build/debug/sniffmeet"
+PORT = int(os.environ.get("PORT", "18090"))
+BASE = "http://127.0.0.1:%d" % PORT
+
+
+def start(data, log):
+    process = subprocess.Popen([BINARY, "serve", "--data-dir", data, "--port", str(PORT)],
+                               stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(240):
+        try:
+            with urllib.request.urlopen(BASE + "/readyz", timeout=1) as response:
+                if response.status == 200:
+                    return process
+        except Exception:
+            pass
+        if process.poll() is not None:
+            raise SystemExit("server exited early; see %s" % log.name)
+        time.sleep(0.25)
+    raise SystemExit("server did not become ready")
+
+
+def main():
+    load_seconds = float(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="sniffmeet-crash-")
+    os.chmod(work, 0o755)
+    data = os.path.join(work, "data")
+    log = open(os.path.join(work, "server.log"), "ab")
+    server = start(data, log)
+    api = API(BASE)
+    a, b = api.sign_up(nickname()), api.sign_up(nickname())
+    api.make_mates(a, b)
+
+    acknowledged, failures, stop = [], [], threading.Event()
+    lock = threading.Lock()
+
+    def writer():
+        while not stop.is_set():
+            try:
+                status, headers, body = api.call("POST", "/v1/walks", {
+                    "to": b[0], "message": "Walk?", "latitude": 1.0, "longitude": 2.0}, token=a[1])
+                if 200 <= status < 300:
+                    with lock:
+                        acknowledged.append(body["walk_id"])
+                elif status >= 500 and status != 503:
+                    with lock:
+                        failures.append(status)
+            except Exception:
+                pass  # the server is gone: nothing was acknowledged
+
+    threads = [threading.Thread(target=writer) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    time.sleep(load_seconds)
+    server.send_signal(signal.SIGKILL)
+    server.wait()
+    time.sleep(0.5)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    print("acknowledged before the kill: %d walks" % len(acknowledged))
+
+    server = start(data, log)
+    missing = []
+    for walk_id in acknowledged:
+        status, _, _ = api.call("GET", "/v1/walks/" + walk_id, token=a[1])
+        if status != 200:
+            # The read model may still be catching up: ask again, waiting for it.
+            time.sleep(0.2)
+            status, _, _ = api.call("GET", "/v1/walks/" + walk_id, token=a[1])
+        if status != 200:
+            missing.append(walk_id)
+    time.sleep(1)
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=60)
+    verify = subprocess.run([BINARY, "verify", "--data-dir", data], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(verify.stdout[-2000:])
+    ok = not missing and not failures and verify.returncode == 0 and acknowledged
+    print("crash test: %d acknowledged, %d missing after restart, %d 5xx, verify exit %d -> %s"
+          % (len(acknowledged), len(missing), len(failures), verify.returncode, "PASS" if ok else "FAIL"))
+    stop_cluster(data)
+    sys.exit(0 if ok else 1)
+
+
+def stop_cluster(data):
+    """The killed server left its embedded cluster running (the restarted one reused it)."""
+    import glob
+    pg_ctl = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))[-1:] or ["pg_ctl"]
+    command = [pg_ctl[0], "stop", "-m", "fast", "-D", os.path.abspath(data)]
+    if os.geteuid() == 0:
+        command = ["runuser", "-u", "postgres", "--"] + command
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+
+
+main()

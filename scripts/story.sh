@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The README's curl session: two owners meet, become mates, a walk is sent and accepted.
+# Needs a running server (scripts/serve) and jq-free: JSON fields are read with python3.
+set -euo pipefail
+base="${BASE:-http://127.0.0.1:8080}"
+field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+say() { printf '\n# %s\n' "$*"; }
+
+say "Mia and Leo sign up (anonymously, with their dogs' profiles)"
+mia=$(curl -fsS -X POST "$base/v1/users" -H 'Content-Type: application/json' \
+  -d '{"nickname":"mia","dog_name":"Bori","age":3,"sex":"female","neutered":true,"size":"small","keywords":["smart","shy"]}')
+leo=$(curl -fsS -X POST "$base/v1/users" -H 'Content-Type: application/json' \
+  -d '{"nickname":"leo","dog_name":"Max","age":5,"sex":"male","neutered":false,"size":"large","keywords":["energetic"]}')
+MIA=$(echo "$mia" | field '["token"]'); LEO=$(echo "$leo" | field '["token"]')
+LEO_ID=$(echo "$leo" | field '["user_id"]'); MIA_ID=$(echo "$mia" | field '["user_id"]')
+echo "mia=$MIA_ID leo=$LEO_ID"
+
+say "They meet in the park: Leo's phone hands Mia a drop token with his profile card"
+drop=$(curl -fsS -X POST "$base/v1/me/drop-tokens" -H "Authorization: Bearer $LEO")
+echo "$drop"
+DROP=$(echo "$drop" | field '["drop_token"]')
+
+say "Mia asks Leo to be mates (RequestMate); Leo accepts (AcceptMate)"
+req=$(curl -fsS -X POST "$base/v1/mate-requests" -H "Authorization: Bearer $MIA" -H 'Content-Type: application/json' \
+  -H 'Idempotency-Key: mia-asks-leo-1' -d "{\"to\":\"$LEO_ID\",\"drop_token\":\"$DROP\"}")
+REQ=$(echo "$req" | field '["request_id"]')
+curl -fsS -X POST "$base/v1/mate-requests/$REQ/accept" -H "Authorization: Bearer $LEO" | field '["status"]'
+
+say "Mia sends a walk request (SendWalk); the answer carries Log-Position"
+walk=$(curl -fsS -D /tmp/story-headers -X POST "$base/v1/walks" -H "Authorization: Bearer $MIA" -H 'Content-Type: application/json' \
+  -d '{"to":"'"$LEO_ID"'","message":"Seoul Forest at 5?","latitude":37.5444,"longitude":127.0374,"place_name":"Seoul Forest"}')
+WALK=$(echo "$walk" | field '["walk_id"]')
+POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
+echo "walk=$WALK log-position=$POS"
+
+say "Leo's inbox, read-your-writes: at least that position"
+curl -fsS "$base/v1/me/notifications" -H "Authorization: Bearer $LEO" -H "Min-Log-Position: $POS" |
+  field '["items"][0]["category"]'
+
+say "Leo accepts the walk (RespondWalk); Mia sees it accepted"
+ans=$(curl -fsS -D /tmp/story-headers -X POST "$base/v1/walks/$WALK/response" -H "Authorization: Bearer $LEO" \
+  -H 'Content-Type: application/json' -d '{"answer":"accept"}')
+POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
+curl -fsS "$base/v1/walks/$WALK" -H "Authorization: Bearer $MIA" -H "Min-Log-Position: $POS" | field '["status"]'
+curl -fsS "$base/v1/me/mates" -H "Authorization: Bearer $MIA" | field '["items"][0]["nickname"]'
