@@ -40,12 +40,12 @@ public struct MatesProjector: Projector {
         }
         try connection.execute("""
             DELETE FROM \(tables("mates")) WHERE (user_id, mate_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
-            """, [users, mates])
+            """, [ArrayParameter.uuids(users), ArrayParameter.uuids(mates)])
         if !sinceUsers.isEmpty {
             try connection.execute("""
                 INSERT INTO \(tables("mates")) (user_id, mate_id, mates_since)
                 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[])
-                """, [sinceUsers, sinceMates, since])
+                """, [ArrayParameter.uuids(sinceUsers), ArrayParameter.uuids(sinceMates), ArrayParameter.dates(since)])
         }
     }
 }

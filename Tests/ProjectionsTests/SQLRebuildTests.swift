@@ -2,7 +2,7 @@ import EventLog
 import Foundation
 import Postgres
 import PostgresTesting
-import Projections
+@testable import Projections
 import XCTest
 
 /// The bench's reference: the in-SQL rebuild must build the very rows the projectors build,
@@ -26,5 +26,28 @@ final class SQLRebuildTests: XCTestCase {
         }.value
         XCTAssertEqual(inSQL, projected)
         XCTAssertTrue(projected.values.allSatisfy { !$0.hasPrefix("0:") }, "\(projected)")
+    }
+}
+
+/// The fast array parameters write what the generic ones write.
+final class ArrayParameterTests: XCTestCase {
+    func test_matchesTheGenericArrayText() {
+        let ids = [UUID(), UUID()]
+        XCTAssertEqual(ArrayParameter.uuids(ids).postgresText, "{\(ids[0].uuidString.lowercased()),\(ids[1].uuidString.lowercased())}")
+        XCTAssertEqual(ArrayParameter.uuids([ids[0], nil]).postgresText, "{\(ids[0].uuidString.lowercased()),NULL}")
+        let texts: [String?] = ["a\"b\\c", nil, "Gassi? 🐕", "{x,y}"]
+        XCTAssertEqual(ArrayParameter.texts(texts).postgresText, texts.postgresText)
+        let dates: [Date?] = [Date(timeIntervalSince1970: 1_800_000_000.123), nil, Date(timeIntervalSince1970: -86_400.5), Date()]
+        XCTAssertEqual(ArrayParameter.dates(dates).postgresText, dates.postgresText)
+        XCTAssertEqual(ArrayParameter.doubles([52.52, nil, -0.5]).postgresText, "{52.52,NULL,-0.5}")
+        XCTAssertEqual(ArrayParameter.integers([UInt64(7), 18_446_744_073_709_551_615]).postgresText, "{7,18446744073709551615}")
+        XCTAssertEqual(ArrayParameter.bools([true, false]).postgresText, "{t,f}")
+    }
+
+    func test_schemaVersion_readsTheUsualFormWithoutAParse_andFallsBack() {
+        XCTAssertEqual(ProjectedEvent.schemaVersion(in: Data(#"{"command_id": "x", "schema_version": 3}"#.utf8)), 3)
+        XCTAssertEqual(ProjectedEvent.schemaVersion(in: Data(#"{"schema_version":12,"actor":null}"#.utf8)), 12)
+        XCTAssertEqual(ProjectedEvent.schemaVersion(in: Data(#"{"schema_version":"2"}"#.utf8)), 2)
+        XCTAssertEqual(ProjectedEvent.schemaVersion(in: Data(#"{"actor":"a"}"#.utf8)), 1)
     }
 }
