@@ -7,23 +7,95 @@ import Foundation
 public protocol PostgresEncodable: Sendable {
     /// The text form of the value, or nil for SQL NULL.
     var postgresText: String? { get }
+    /// Appends the value as one element of an array literal (quoted and escaped as needed).
+    /// Batches send tens of thousands of elements, so the common types write bytes directly.
+    func appendArrayElement(to out: inout [UInt8])
+}
+
+extension PostgresEncodable {
+    public func appendArrayElement(to out: inout [UInt8]) {
+        guard let text = postgresText else { out += ArrayLiteral.null; return }
+        ArrayLiteral.appendQuoted(text, to: &out)
+    }
+}
+
+/// Helpers for PostgreSQL's array literal text (`{"a","b",NULL}`).
+enum ArrayLiteral {
+    static let null = Array("NULL".utf8)
+    static let hex = Array("0123456789abcdef".utf8)
+
+    /// Always quoted: backslash and double quote escaped, anything else as is.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+            out.append(byte)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    static func appendDecimal<I: BinaryInteger>(_ value: I, to out: inout [UInt8]) {
+        out += Array(String(value).utf8)
+    }
 }
 
 extension String: PostgresEncodable { public var postgresText: String? { self } }
-extension Int: PostgresEncodable { public var postgresText: String? { String(self) } }
-extension Int32: PostgresEncodable { public var postgresText: String? { String(self) } }
-extension Int64: PostgresEncodable { public var postgresText: String? { String(self) } }
-extension UInt64: PostgresEncodable { public var postgresText: String? { String(self) } }
-extension Double: PostgresEncodable { public var postgresText: String? { self.description } }
-extension Bool: PostgresEncodable { public var postgresText: String? { self ? "t" : "f" } }
-extension UUID: PostgresEncodable { public var postgresText: String? { uuidString.lowercased() } }
+extension Int: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+    public func appendArrayElement(to out: inout [UInt8]) { ArrayLiteral.appendDecimal(self, to: &out) }
+}
+extension Int32: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+    public func appendArrayElement(to out: inout [UInt8]) { ArrayLiteral.appendDecimal(self, to: &out) }
+}
+extension Int64: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+    public func appendArrayElement(to out: inout [UInt8]) { ArrayLiteral.appendDecimal(self, to: &out) }
+}
+extension UInt64: PostgresEncodable {
+    public var postgresText: String? { String(self) }
+    public func appendArrayElement(to out: inout [UInt8]) { ArrayLiteral.appendDecimal(self, to: &out) }
+}
+extension Double: PostgresEncodable {
+    public var postgresText: String? { self.description }
+    public func appendArrayElement(to out: inout [UInt8]) { out += Array(description.utf8) }
+}
+extension Bool: PostgresEncodable {
+    public var postgresText: String? { self ? "t" : "f" }
+    public func appendArrayElement(to out: inout [UInt8]) { out.append(self ? UInt8(ascii: "t") : UInt8(ascii: "f")) }
+}
+extension UUID: PostgresEncodable {
+    public var postgresText: String? {
+        var out: [UInt8] = []
+        appendArrayElement(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+    /// Lowercase hex with dashes, without going through `uuidString`.
+    public func appendArrayElement(to out: inout [UInt8]) {
+        withUnsafeBytes(of: uuid) { bytes in
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
+                out.append(ArrayLiteral.hex[Int(byte >> 4)])
+                out.append(ArrayLiteral.hex[Int(byte & 0x0F)])
+            }
+        }
+    }
+}
 extension Date: PostgresEncodable {
     /// Microsecond precision, UTC, as PostgreSQL stores timestamptz.
     public var postgresText: String? { PostgresTimestamp.format(self) }
+    public func appendArrayElement(to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        PostgresTimestamp.append(self, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
 }
 
 extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
     public var postgresText: String? { self.flatMap { $0.postgresText } }
+    public func appendArrayElement(to out: inout [UInt8]) {
+        if let value = self { value.appendArrayElement(to: &out) } else { out += ArrayLiteral.null }
+    }
 }
 
 /// JSON text sent as a `jsonb` parameter.
@@ -37,33 +109,45 @@ public struct JSONB: PostgresEncodable, Hashable {
 /// A one-dimensional array parameter (`text[]`, `bigint[]`, `uuid[]`, `jsonb[]`, …).
 extension Array: PostgresEncodable where Element: PostgresEncodable {
     public var postgresText: String? {
-        var out = "{"
-        for (index, element) in self.enumerated() {
-            if index > 0 { out += "," }
-            guard let text = element.postgresText else { out += "NULL"; continue }
-            out += "\""
-            for character in text.unicodeScalars {
-                if character == "\"" || character == "\\" { out += "\\" }
-                out.unicodeScalars.append(character)
-            }
-            out += "\""
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(count * 40 + 2)
+        for (index, element) in enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            element.appendArrayElement(to: &out)
         }
-        return out + "}"
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
 /// Reads and writes PostgreSQL's ISO timestamptz text (`2026-11-23 07:00:00.123456+00`).
 public enum PostgresTimestamp {
     public static func format(_ date: Date) -> String {
+        var out: [UInt8] = []
+        append(date, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Writes `YYYY-MM-DD HH:MM:SS.ffffff+00` straight into bytes.
+    static func append(_ date: Date, to out: inout [UInt8]) {
         let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
-        let fraction = micros - seconds * 1_000_000
-        var components = gmtime_r_components(seconds)
-        components.fraction = Int(fraction)
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d.%06d+00",
-            components.year, components.month, components.day,
-            components.hour, components.minute, components.second, components.fraction)
+        let c = gmtime_r_components(seconds)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(c.year, 4); out.append(UInt8(ascii: "-")); digits(c.month, 2); out.append(UInt8(ascii: "-")); digits(c.day, 2)
+        out.append(UInt8(ascii: " "))
+        digits(c.hour, 2); out.append(UInt8(ascii: ":")); digits(c.minute, 2); out.append(UInt8(ascii: ":")); digits(c.second, 2)
+        out.append(UInt8(ascii: ".")); digits(Int(micros - seconds * 1_000_000), 6)
+        out += Array("+00".utf8)
     }
 
     /// Parses the server's output with DateStyle ISO and TimeZone UTC (set on every connection).

@@ -39,13 +39,12 @@ public struct ProfilesProjector: Projector {
         }
         let inserted = order.filter { rows[$0]!.createdAt != nil }
         let updated = order.filter { rows[$0]!.createdAt == nil }
-        typealias A = ArrayParameter
         func columns(_ ids: [UUID]) -> [any PostgresEncodable] {
             let r = ids.map { rows[$0]! }
-            return [A.uuids(ids), A.texts(r.map(\.profile.nickname)), A.texts(r.map(\.profile.dogName)), A.integers(r.map(\.profile.age)),
-                    A.texts(r.map(\.profile.sex.rawValue)), A.bools(r.map(\.profile.neutered)), A.texts(r.map(\.profile.size.rawValue)),
-                    A.texts(r.map { $0.profile.keywords.map(\.rawValue).postgresText! }), A.texts(r.map(\.profile.profileImage)),
-                    A.dates(r.map(\.createdAt)), A.dates(r.map(\.updatedAt))]
+            return [(ids), (r.map(\.profile.nickname)), (r.map(\.profile.dogName)), (r.map(\.profile.age)),
+                    (r.map(\.profile.sex.rawValue)), (r.map(\.profile.neutered)), (r.map(\.profile.size.rawValue)),
+                    (r.map { $0.profile.keywords.map(\.rawValue).postgresText! }), (r.map(\.profile.profileImage)),
+                    (r.map(\.createdAt)), (r.map(\.updatedAt))]
         }
         let unnest = """
             unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::bool[], $7::text[], $8::text[], $9::text[],
