@@ -11,15 +11,17 @@ CREATE TABLE auth_tokens (
 CREATE INDEX auth_tokens_by_user ON auth_tokens (user_id);
 
 -- The first answer to each (caller, Idempotency-Key). `scope` is the caller's user id, or the
--- nil uuid for sign-up (which has no caller yet).
+-- nil uuid for sign-up (which has no caller yet). Some answers carry secrets (a sign-up's bearer
+-- token, a drop token), so the key is kept only as its SHA-256 and the answer body only sealed
+-- (AES-GCM) under a key derived from the Idempotency-Key itself: the table alone reveals nothing.
 CREATE TABLE idempotency_keys (
     scope         uuid        NOT NULL,
-    key           text        NOT NULL CHECK (octet_length(key) BETWEEN 1 AND 200),
-    request_hash  text        NOT NULL,
+    key_hash      bytea       NOT NULL CHECK (octet_length(key_hash) = 32),
+    request_hash  bytea       NOT NULL CHECK (octet_length(request_hash) = 32),
     status        integer     NOT NULL,
     log_position  text        NULL,
-    body          text        NOT NULL,
+    sealed_body   bytea       NOT NULL,
     created_at    timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (scope, key)
+    PRIMARY KEY (scope, key_hash)
 );
 CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
