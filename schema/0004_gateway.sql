@@ -11,17 +11,15 @@ CREATE TABLE auth_tokens (
 CREATE INDEX auth_tokens_by_user ON auth_tokens (user_id);
 
 -- The first answer to each (caller, Idempotency-Key). `scope` is the caller's user id, or the
--- nil uuid for sign-up (which has no caller yet). Some answers carry secrets (a sign-up's bearer
--- token, a drop token), so the key is kept only as its SHA-256 and the answer body only sealed
--- (AES-GCM) under a key derived from the Idempotency-Key itself: the table alone reveals nothing.
+-- nil uuid for sign-up (which has no caller yet).
 CREATE TABLE idempotency_keys (
     scope         uuid        NOT NULL,
-    key_hash      bytea       NOT NULL CHECK (octet_length(key_hash) = 32),
-    request_hash  bytea       NOT NULL CHECK (octet_length(request_hash) = 32),
+    key           text        NOT NULL CHECK (octet_length(key) BETWEEN 1 AND 200),
+    request_hash  text        NOT NULL,
     status        integer     NOT NULL,
     log_position  text        NULL,
-    sealed_body   bytea       NOT NULL,
+    body          text        NOT NULL,
     created_at    timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (scope, key_hash)
+    PRIMARY KEY (scope, key)
 );
 CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
