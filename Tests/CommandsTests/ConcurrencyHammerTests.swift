@@ -16,7 +16,7 @@ final class ConcurrencyHammerTests: XCTestCase {
         XCTAssertEqual(pairs.count, 10)
         let walks = Locked<[UUID]>([])
         let tally = Locked<[String: Int]>([:])
-        let tasks = 16, commandsPerTask = 320
+        let tasks = 16, commandsPerTask = 440
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<tasks {
@@ -65,6 +65,8 @@ final class ConcurrencyHammerTests: XCTestCase {
         let counts = tally.withLock { $0 }
         print("hammer outcomes: \(counts.sorted { $0.key < $1.key })")
         XCTAssertEqual(counts.values.reduce(0, +), tasks * commandsPerTask)
+        let issued = counts.filter { !["nothing pending", "no walk yet"].contains($0.key) }.values.reduce(0, +)
+        XCTAssertGreaterThanOrEqual(issued, 5_000, "at least 5,000 commands reached the handler: \(counts)")
         XCTAssertGreaterThan(counts["ok"] ?? 0, 1000, "enough commands went through to mean something: \(counts)")
         XCTAssertNil(counts["conflict"], "bounded retries were enough: \(counts)")
         try await assertNoRuleBroken(pool)
