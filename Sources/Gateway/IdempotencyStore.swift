@@ -4,6 +4,10 @@ import Postgres
 
 /// The first answer to each (caller, `Idempotency-Key`), so that a retried POST gets it again.
 ///
+/// Answers can carry secrets (a sign-up's bearer token, a drop token), so the key is stored only
+/// as its SHA-256 and the body only sealed with AES-GCM under a key derived (HKDF) from the
+/// Idempotency-Key and the caller: reading the table does not reveal a token.
+///
 /// A stored answer is only a shortcut: the command id given to the command handler is derived
 /// from the same (caller, key), so even a retry that races the first attempt, or comes after a
 /// crash between the append and the store, writes nothing twice.
@@ -50,32 +54,59 @@ public struct IdempotencyStore: Sendable {
 
     /// What was stored for (scope, key): the answer and the fingerprint of its request.
     public func lookup(scope: UUID, key: String) async throws -> (requestHash: String, answer: Answer)? {
-        try await gate.withConnection(pool) { connection in
-            guard let row = try connection.execute(
-                "SELECT request_hash, status, log_position, body FROM idempotency_keys WHERE scope = $1 AND key = $2",
-                [scope, key]).first else { return nil }
-            return (try row.string(0), Answer(status: try row.int(1), logPosition: row.optionalString(2), body: try row.string(3)))
+        let keyHash = Self.hex(SHA256.hash(data: Data(key.utf8)))
+        let row = try await gate.withConnection(pool) { connection -> (String, Int, String?, Data)? in
+            guard let row = try connection.execute("""
+                SELECT encode(request_hash, 'hex'), status, log_position, encode(sealed_body, 'base64')
+                FROM idempotency_keys WHERE scope = $1 AND key_hash = decode($2, 'hex')
+                """, [scope, keyHash]).first else { return nil }
+            return (try row.string(0), try row.int(1), row.optionalString(2),
+                    Data(base64Encoded: try row.string(3), options: .ignoreUnknownCharacters) ?? Data())
         }
+        guard let (requestHash, status, logPosition, sealed) = row else { return nil }
+        return (requestHash, Answer(status: status, logPosition: logPosition, body: try Self.open(sealed, scope: scope, key: key)))
     }
 
     /// Stores the first answer; when another request stored one first, returns that one instead.
     public func store(scope: UUID, key: String, requestHash: String, answer: Answer) async throws -> (requestHash: String, answer: Answer) {
-        try await gate.withConnection(pool) { connection in
-            let inserted = try connection.execute("""
-                INSERT INTO idempotency_keys (scope, key, request_hash, status, log_position, body)
-                VALUES ($1, $2, $3, $4, $5, $6)
-                ON CONFLICT (scope, key) DO NOTHING
-                """, [scope, key, requestHash, answer.status, answer.logPosition, answer.body])
-            if inserted.affectedRows == 1 { return (requestHash, answer) }
-            // A concurrent request with the same key stored first. A new statement takes a new
-            // snapshot, so its committed row is visible now (the INSERT waited for it).
-            guard let row = try connection.execute(
-                "SELECT request_hash, status, log_position, body FROM idempotency_keys WHERE scope = $1 AND key = $2",
-                [scope, key]).first else {
-                throw APIError(.conflict, "idempotency_key_in_use", "A request with this Idempotency-Key is still running; retry.",
-                               headers: ["Retry-After": "1"])
-            }
-            return (try row.string(0), Answer(status: try row.int(1), logPosition: row.optionalString(2), body: try row.string(3)))
+        let keyHash = Self.hex(SHA256.hash(data: Data(key.utf8)))
+        let sealed = try Self.seal(answer.body, scope: scope, key: key).base64EncodedString()
+        let inserted = try await gate.withConnection(pool) { connection -> Bool in
+            try connection.execute("""
+                INSERT INTO idempotency_keys (scope, key_hash, request_hash, status, log_position, sealed_body)
+                VALUES ($1, decode($2, 'hex'), decode($3, 'hex'), $4, $5, decode($6, 'base64'))
+                ON CONFLICT (scope, key_hash) DO NOTHING
+                """, [scope, keyHash, requestHash, answer.status, answer.logPosition, sealed]).affectedRows == 1
         }
+        if inserted { return (requestHash, answer) }
+        // A concurrent request with the same key stored first. A new statement takes a new
+        // snapshot, so its committed row is visible now (the INSERT waited for it).
+        guard let first = try await lookup(scope: scope, key: key) else {
+            throw APIError(.conflict, "idempotency_key_in_use", "A request with this Idempotency-Key is still running; retry.",
+                           headers: ["Retry-After": "1"])
+        }
+        return first
+    }
+
+    // MARK: Sealing
+
+    static func hex(_ digest: some Sequence<UInt8>) -> String { digest.map { String(format: "%02x", $0) }.joined() }
+
+    static func sealingKey(scope: UUID, key: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(key.utf8)),
+                               salt: Data(scope.uuidString.lowercased().utf8),
+                               info: Data("sniffmeet idempotent answer".utf8), outputByteCount: 32)
+    }
+
+    static func seal(_ body: String, scope: UUID, key: String) throws -> Data {
+        guard let combined = try AES.GCM.seal(Data(body.utf8), using: sealingKey(scope: scope, key: key)).combined else {
+            throw APIError.internalError
+        }
+        return combined
+    }
+
+    static func open(_ sealed: Data, scope: UUID, key: String) throws -> String {
+        let box = try AES.GCM.SealedBox(combined: sealed)
+        return String(decoding: try AES.GCM.open(box, using: sealingKey(scope: scope, key: key)), as: UTF8.self)
     }
 }

@@ -43,6 +43,15 @@ final class IdempotencyTests: XCTestCase {
             XCTAssertEqual(first.status, 201, first.text)
             XCTAssertEqual(second.text, first.text)
             XCTAssertEqual(try client.sql("SELECT count(*) FROM auth_tokens")[0][0], "1")
+            // The stored answer holds the bearer token, so neither it nor the key is readable in the table.
+            let token = try XCTUnwrap(first.json["token"] as? String)
+            let stored = try client.sql("SELECT encode(key_hash, 'escape'), encode(sealed_body, 'escape') FROM idempotency_keys")
+            XCTAssertEqual(stored.count, 1)
+            for column in stored[0] {
+                XCTAssertFalse(column?.contains(token) ?? true)
+                XCTAssertFalse(column?.contains("signup-7f3a") ?? true)
+                XCTAssertFalse(column?.contains("once") ?? true, "the profile is sealed too")
+            }
         }
     }
 
