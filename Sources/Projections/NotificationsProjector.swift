@@ -136,7 +136,7 @@ public struct NotificationsProjector: Projector {
             """, [(walkIDs.map { StreamName.walk($0).rawValue })])
         var walks: [UUID: WalkRequested] = [:]
         for row in result.rows {
-            let event = try Event.decode(typeName: try row.string(0), schemaVersion: ProjectedEvent.schemaVersion(in: try row.json(2)),
+            let event = try Event.decode(typeName: try row.string(0), schemaVersion: RecordedEvent.schemaVersion(in: try row.json(2)),
                                          data: try row.json(1))
             if case .walkRequested(let walk) = event { walks[walk.walkID] = walk }
         }

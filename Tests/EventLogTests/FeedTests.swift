@@ -57,7 +57,7 @@ final class FeedTests: XCTestCase {
                                         try connection.execute(rollBack ? "ROLLBACK" : "COMMIT")
                                         return result.eventIDs
                                     } catch {
-                                        try? connection.execute("ROLLBACK")
+                                        _ = try? connection.execute("ROLLBACK")
                                         throw error
                                     }
                                 }

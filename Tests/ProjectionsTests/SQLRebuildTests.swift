@@ -45,9 +45,9 @@ final class ArrayParameterTests: XCTestCase {
     }
 
     func test_schemaVersion_readsTheUsualFormWithoutAParse_andFallsBack() {
-        XCTAssertEqual(ProjectedEvent.schemaVersion(in: Data(#"{"command_id": "x", "schema_version": 3}"#.utf8)), 3)
-        XCTAssertEqual(ProjectedEvent.schemaVersion(in: Data(#"{"schema_version":12,"actor":null}"#.utf8)), 12)
-        XCTAssertEqual(ProjectedEvent.schemaVersion(in: Data(#"{"schema_version":"2"}"#.utf8)), 2)
-        XCTAssertEqual(ProjectedEvent.schemaVersion(in: Data(#"{"actor":"a"}"#.utf8)), 1)
+        XCTAssertEqual(RecordedEvent.schemaVersion(in: Data(#"{"command_id": "x", "schema_version": 3}"#.utf8)), 3)
+        XCTAssertEqual(RecordedEvent.schemaVersion(in: Data(#"{"schema_version":12,"actor":null}"#.utf8)), 12)
+        XCTAssertEqual(RecordedEvent.schemaVersion(in: Data(#"{"schema_version":"2"}"#.utf8)), 2)
+        XCTAssertEqual(RecordedEvent.schemaVersion(in: Data(#"{"actor":"a"}"#.utf8)), 1)
     }
 }
