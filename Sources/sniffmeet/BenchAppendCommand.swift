@@ -19,9 +19,9 @@ struct BenchAppendCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.bench")
-        let opened = try database.open(logger: logger)
+        let opened = try await database.open(logger: logger)
         defer { opened.close() }
-        let connectionString = try Self.freshDatabase(opened, name: "sniffmeet_bench")
+        let connectionString = try await Self.freshDatabase(opened, name: "sniffmeet_bench")
         let writerCounts = writers.split(separator: ",").compactMap { Int($0) }
         let eventCounts = events.split(separator: ",").compactMap { Int($0) }
         let pool = ConnectionPool(connectionString: connectionString, maxConnections: (writerCounts.max() ?? 1) + 2)
@@ -92,7 +92,11 @@ struct BenchAppendCommand: AsyncParsableCommand {
     }
 
     /// Drops and recreates a benchmark database on the same server, migrated.
-    static func freshDatabase(_ opened: OpenDatabase, name: String) throws -> String {
+    static func freshDatabase(_ opened: OpenDatabase, name: String) async throws -> String {
+        try await onThread("fresh-database") { try freshDatabaseBlocking(opened, name: name) }
+    }
+
+    private static func freshDatabaseBlocking(_ opened: OpenDatabase, name: String) throws -> String {
         let admin = try Connection(connectionString: opened.connectionString)
         // Identifiers cannot be parameters; `name` is a constant of this program.
         _ = try admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")

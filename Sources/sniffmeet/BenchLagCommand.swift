@@ -21,9 +21,9 @@ struct BenchLagCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.bench")
-        let opened = try database.open(logger: logger)
+        let opened = try await database.open(logger: logger)
         defer { opened.close() }
-        let connectionString = try BenchAppendCommand.freshDatabase(opened, name: "sniffmeet_bench_lag")
+        let connectionString = try await BenchAppendCommand.freshDatabase(opened, name: "sniffmeet_bench_lag")
         let pool = ConnectionPool(connectionString: connectionString, maxConnections: writers + 4)
         let log = EventLog(pool: pool)
         var options = ProjectionRunner.Options()

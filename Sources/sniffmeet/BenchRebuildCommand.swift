@@ -21,7 +21,7 @@ struct BenchRebuildCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.bench")
-        let opened = try database.open(logger: logger)
+        let opened = try await database.open(logger: logger)
         defer { opened.close() }
         let name = "sniffmeet_bench_rebuild"
         let eventCount = events, userCount = users
@@ -35,7 +35,7 @@ struct BenchRebuildCommand: AsyncParsableCommand {
         if let existing, existing >= eventCount {
             connectionString = reusable
         } else {
-            let fresh = try BenchAppendCommand.freshDatabase(opened, name: name)
+            let fresh = try await BenchAppendCommand.freshDatabase(opened, name: name)
             connectionString = fresh
             let started = Date()
             let loaded = try await onThread("bench") {

@@ -18,8 +18,14 @@ struct DatabaseOptions: ParsableArguments {
     static let embeddedDatabase = "sniffmeet"
 
     /// Opens the database: returns its connection string and, for the embedded cluster, the
-    /// server (to stop on exit when this process started it).
-    func open(logger: Logger) throws -> OpenDatabase {
+    /// server (to stop on exit when this process started it). Starting a cluster runs
+    /// initdb/pg_ctl and connects: blocking work, done on a thread of its own.
+    func open(logger: Logger) async throws -> OpenDatabase {
+        let options = self
+        return try await onThread("open-database") { try options.openBlocking(logger: logger) }
+    }
+
+    private func openBlocking(logger: Logger) throws -> OpenDatabase {
         if let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
             return OpenDatabase(connectionString: url, embedded: nil, startedHere: false)
         }
@@ -32,18 +38,21 @@ struct DatabaseOptions: ParsableArguments {
 }
 
 /// An opened database; `close()` stops an embedded cluster this process started.
-struct OpenDatabase {
+struct OpenDatabase: Sendable {
     var connectionString: String
     var embedded: EmbeddedPostgres?
     var startedHere: Bool
 
+    /// Stops an embedded cluster this process started; called at exit, where blocking is fine.
     func close() {
         if startedHere { try? embedded?.stop() }
     }
 
     /// Applies pending migrations; returns the files applied.
-    func migrate(logger: Logger) throws -> [String] {
-        let connection = try Connection(connectionString: connectionString)
-        return try Migrator.bundled(logger: logger).migrate(connection: connection)
+    func migrate(logger: Logger) async throws -> [String] {
+        let connectionString = connectionString
+        return try await onThread("migrate") {
+            try Migrator.bundled(logger: logger).migrate(connection: Connection(connectionString: connectionString))
+        }
     }
 }

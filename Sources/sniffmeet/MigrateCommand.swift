@@ -9,9 +9,9 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.migrate")
-        let opened = try database.open(logger: logger)
+        let opened = try await database.open(logger: logger)
         defer { opened.close() }
-        let applied = try opened.migrate(logger: logger)
+        let applied = try await opened.migrate(logger: logger)
         print(applied.isEmpty ? "schema is current; nothing to apply" : "applied: \(applied.joined(separator: ", "))")
     }
 }

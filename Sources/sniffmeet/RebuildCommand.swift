@@ -23,7 +23,7 @@ struct RebuildCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "sniffmeet.rebuild")
         let projectors = try all ? Projectors.all : Projectors.named(names)
-        let opened = try database.open(logger: logger)
+        let opened = try await database.open(logger: logger)
         defer { opened.close() }
         let interrupt = InterruptFlag()
         let printer = ProgressPrinter()

@@ -45,7 +45,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.replay")
-        let opened = try database.open(logger: logger)
+        let opened = try await database.open(logger: logger)
         defer { opened.close() }
         let connectionString = opened.connectionString
 

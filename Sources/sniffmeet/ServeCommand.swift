@@ -17,9 +17,9 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "sniffmeet.serve")
         logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let opened = try database.open(logger: logger)
+        let opened = try await database.open(logger: logger)
         defer { opened.close() }
-        let applied = try opened.migrate(logger: logger)
+        let applied = try await opened.migrate(logger: logger)
         logger.info("database ready", metadata: ["applied": "\(applied)"])
         let configuration = GatewayConfiguration(host: host, port: port, databaseURL: opened.connectionString).applyingEnvironment()
         let app = try buildApplication(configuration, logger: logger)

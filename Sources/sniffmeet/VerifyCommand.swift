@@ -16,7 +16,7 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Logger(label: "sniffmeet.verify")
         let projectors = try names.isEmpty ? Projectors.all : Projectors.named(names)
-        let opened = try database.open(logger: logger)
+        let opened = try await database.open(logger: logger)
         defer { opened.close() }
         let printer = ProgressPrinter()
         let verifier = Verifier(connectionString: opened.connectionString, projectors: projectors, maxRowsShown: show)
