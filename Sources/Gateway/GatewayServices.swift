@@ -20,6 +20,8 @@ public struct GatewayServices: Sendable {
     public let routes: RouteTable
     let authenticator: Authenticator
     let body: BodyReader
+    /// This build's migrations, read once: `/readyz` compares them with the database.
+    let migrator: Result<Migrator, any Error>
 
     public init(configuration: GatewayConfiguration, pool: ConnectionPool, log: EventLog, metrics: GatewayMetrics = GatewayMetrics(),
                 waiter: ProjectionProgress.Waiter? = nil) {
@@ -35,6 +37,7 @@ public struct GatewayServices: Sendable {
         self.routes = RouteTable()
         self.authenticator = Authenticator(tokens: tokens)
         self.body = BodyReader(limit: configuration.maxBodyBytes)
+        self.migrator = Result { try Migrator.bundled() }
     }
 
     /// The caller, from the bearer token; `401 unauthorized` otherwise.

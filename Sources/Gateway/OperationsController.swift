@@ -25,7 +25,7 @@ struct OperationsController {
     /// 200 once the database answers and every migration is applied, else 503.
     @Sendable func ready(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         do {
-            let migrator = try Migrator.bundled()
+            let migrator = try services.migrator.get()
             let current = try await services.gate.withConnection(services.pool) { try migrator.isCurrent(connection: $0) }
             guard current else {
                 throw APIError(.serviceUnavailable, "schema_not_current", "The database schema is not migrated to this version.",
