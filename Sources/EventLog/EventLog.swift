@@ -57,23 +57,24 @@ public struct EventLog: Sendable {
     }
 
     public static func readFeed(on connection: Connection, after checkpoint: LogPosition, limit: Int) throws -> FeedPage {
-        let result = try connection.execute("""
-            SELECT \(columns) FROM events
-            WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-              AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY transaction_id, position
-            LIMIT $3
-            """, [checkpoint.transactionID, checkpoint.position, limit])
-        let events = try result.rows.map(decodeEvent)
-        var pending = false
-        if events.count < limit {
-            // Are there events we may not read yet because an older transaction still runs?
-            pending = try connection.execute("""
+        let after: [any PostgresEncodable] = [checkpoint.transactionID, checkpoint.position]
+        // One round trip: the page, and whether newer events wait behind a still-running older
+        // transaction (then the reader looks again soon instead of waiting for a signal).
+        let results = try connection.pipeline([
+            Connection.Statement("""
+                SELECT \(columns) FROM events
+                WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+                  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY transaction_id, position
+                LIMIT $3
+                """, after + [limit], prepared: true),
+            Connection.Statement("""
                 SELECT EXISTS (SELECT 1 FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
                                AND transaction_id >= pg_snapshot_xmin(pg_current_snapshot()))
-                """, [(events.last?.position ?? checkpoint).transactionID, (events.last?.position ?? checkpoint).position])
-                .first!.bool(0)
-        }
+                """, after, prepared: true),
+        ])
+        let events = try results[0].rows.map(decodeEvent)
+        let pending = try results[1].first!.bool(0)
         return FeedPage(events: events, full: events.count == limit, pendingBeyondHorizon: pending)
     }
 
