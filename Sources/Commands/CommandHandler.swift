@@ -45,7 +45,7 @@ public struct CommandHandler: Sendable {
 
     /// A fresh drop token for `user`'s profile card: valid 5 minutes, single use.
     public func issueDropToken(for user: UUID) async throws -> (token: String, expiresAt: Date) {
-        let token = DropTokens.newToken()
+        let token = SecretToken.generate()
         let expiresAt = Date(timeIntervalSince1970: (clock().timeIntervalSince1970 + SniffMeet.dropTokenLifetime).rounded(.down))
         try await log.pool.withConnection { connection in
             try DropTokens.store(hash: DropTokens.hash(token), user: user, expiresAt: expiresAt, on: connection)

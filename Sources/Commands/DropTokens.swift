@@ -6,15 +6,8 @@ import Postgres
 /// Drop tokens: what one phone hands another in person so that a mate request can follow.
 ///
 /// Stored in a plain table, not the log (see schema/0002): they are short-lived secrets, and
-/// only their SHA-256 is kept. 256 random bits, URL-safe base64.
+/// only their SHA-256 is kept. The token itself is a `SecretToken`.
 enum DropTokens {
-    static func newToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
     static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     static func store(hash: Data, user: UUID, expiresAt: Date, on connection: Connection) throws {

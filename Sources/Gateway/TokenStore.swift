@@ -16,15 +16,6 @@ public struct TokenStore: Sendable {
         self.gate = gate
     }
 
-    /// A fresh token (base64url, 43 characters) from the system's secure generator.
-    public static func newToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
     /// Lowercase hex SHA-256 of the token text (stored as its 32 bytes).
     public static func hash(_ token: String) -> String {
         SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()

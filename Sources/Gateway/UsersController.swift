@@ -25,7 +25,7 @@ struct UsersController {
         let runner = self.runner
         return try await runner.run(request, scope: IdempotencyStore.anonymous, body: raw) { metadata in
             let userID = UUID()
-            let token = TokenStore.newToken()
+            let token = SecretToken.generate()
             let outcome = try await runner.handle(.registerUser(userID: userID, profile: profile), metadata) { connection in
                 try TokenStore.store(token, for: userID, on: connection)
             }
