@@ -4,21 +4,22 @@ import Postgres
 
 /// Appending: one round trip, one transaction.
 ///
-/// - Transaction-scoped advisory locks on every stream involved, in key order (no deadlocks):
-///   exclusive for streams written, shared for streams only read. A command conditioned on a
-///   stream (SendWalk on the pair stream) thereby excludes a concurrent writer of that stream
-///   until it commits. Locks write nothing to disk.
 /// - One `INSERT … SELECT` that writes the events only if every expected version still holds
 ///   and no written stream's head comes from a younger transaction (a transaction's id is fixed
 ///   at its first write; writing after a younger writer would put this version before theirs in
-///   the feed). The unique (stream, version) and event-id indexes back both checks up.
+///   the feed). The unique (stream, version) and event-id indexes back both checks up: two
+///   appends that computed the same next version cannot both commit; the second waits for the
+///   first and then fails with a version conflict.
+/// - When the command also has read-only conditions (SendWalk on the pair stream), no index
+///   stands behind them, so transaction-scoped advisory locks on every stream involved come
+///   first, in key order (no deadlocks): exclusive for streams written, shared for streams only
+///   read. A writer of a condition stream is then excluded until this append commits, and the
+///   checks (a statement of their own, pipelined after the locks) see everything committed
+///   before the locks were granted. Locks write nothing to disk.
 ///
-/// When the command only writes, the locks are taken inside the INSERT itself (one statement):
-/// its version checks may then run on a snapshot from before the wait, which is harmless
-/// because a writer that got in first makes the unique (stream, version) index refuse this one.
-/// A read-only condition has no such backstop, so then the locks are a statement of their own
-/// and the checks see everything committed before the locks were granted (two statements,
-/// pipelined).
+/// A command that only writes takes no locks: they would add work to every append and buy
+/// nothing, since a concurrent writer is refused by the unique index anyway (measured with
+/// `sniffmeet bench append`).
 ///
 /// Idempotency costs nothing extra: a command's event ids derive from its command id, so a
 /// retry hits the unique event-id index and gets the first append's positions back.
@@ -111,18 +112,6 @@ struct AppendPlan {
               FROM unnest($1::text[], $2::bool[]) AS s(stream_id, read_only) GROUP BY 1 ORDER BY 1) AS t
         """
 
-    /// The INSERT with the exclusive locks of all its streams as a one-time filter, evaluated
-    /// before the first row is produced.
-    static let lockingInsertSQL = insertSQL.replacingOccurrences(
-        of: "\nORDER BY e.ord\n",
-        with: """
-
-          AND (SELECT count(pg_advisory_xact_lock(l.key))
-               FROM (SELECT DISTINCT hashtextextended(s, 7336) AS key FROM unnest($7::text[]) AS s ORDER BY 1) AS l) >= 0
-        ORDER BY e.ord
-
-        """)
-
     /// One index probe per stream finds its head (version and writer); every check and every
     /// new version derives from it.
     static let insertSQL = """
@@ -167,7 +156,7 @@ struct AppendPlan {
         let inserted: QueryResult
         do {
             if onlyWrites {
-                inserted = try connection.execute(Self.lockingInsertSQL, parameters, prepared: true)
+                inserted = try connection.execute(Self.insertSQL, parameters, prepared: true)
             } else {
                 let lock = Connection.Statement(Self.lockSQL, [streams, streams.map { !writtenStreams.contains($0) }], prepared: true)
                 inserted = try connection.pipeline([lock, Connection.Statement(Self.insertSQL, parameters, prepared: true)])[1]

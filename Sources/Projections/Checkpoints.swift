@@ -12,6 +12,18 @@ public enum Checkpoints {
         return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
     }
 
+    /// The checkpoints stored under `names`; throws `noCheckpoint` when one has no row.
+    public static func read(_ names: [String], on connection: Connection) throws -> [String: LogPosition] {
+        if names.isEmpty { return [:] }
+        var found: [String: LogPosition] = [:]
+        for row in try connection.execute(
+            "SELECT projector, transaction_id, position FROM projector_checkpoints WHERE projector = ANY($1::text[])", [names]).rows {
+            found[try row.string(0)] = LogPosition(transactionID: try row.uint64(1), position: try row.int64(2))
+        }
+        if let missing = names.first(where: { found[$0] == nil }) { throw ProjectionError.noCheckpoint(projector: missing) }
+        return found
+    }
+
     /// Moves the checkpoint `name` from `expected` to `new`, or throws `checkpointMoved` when
     /// it is no longer at `expected`. Call it first in the batch's transaction: the row lock it
     /// takes makes a competing writer (another owner, a rebuild's swap) wait, then fail.
@@ -21,6 +33,25 @@ public enum Checkpoints {
             WHERE projector = $1 AND transaction_id = $4 AND position = $5
             """, [name, new.transactionID, new.position, expected.transactionID, expected.position])
         guard result.affectedRows == 1 else { throw ProjectionError.checkpointMoved(projector: name) }
+    }
+
+    /// `advance` for several checkpoints in one statement (one round trip for a batch of all
+    /// read models); throws `checkpointMoved` naming one that was not where expected.
+    public static func advance(_ moves: [(name: String, expected: LogPosition)], to new: LogPosition, on connection: Connection) throws {
+        if moves.isEmpty { return }
+        if moves.count == 1 { return try advance(moves[0].name, from: moves[0].expected, to: new, on: connection) }
+        let moved = try connection.execute("""
+            UPDATE projector_checkpoints c SET transaction_id = $2, position = $3, updated_at = now()
+            FROM unnest($1::text[], $4::xid8[], $5::bigint[]) AS expected(projector, transaction_id, position)
+            WHERE c.projector = expected.projector
+              AND c.transaction_id = expected.transaction_id AND c.position = expected.position
+            RETURNING c.projector
+            """, [moves.map(\.name), new.transactionID, new.position,
+                  moves.map(\.expected.transactionID), moves.map(\.expected.position)])
+        let names = Set(try moved.rows.map { try $0.string(0) })
+        if let stale = moves.first(where: { !names.contains($0.name) }) {
+            throw ProjectionError.checkpointMoved(projector: stale.name)
+        }
     }
 
     /// Applies one page of the feed to several projectors in one transaction, each from its
@@ -40,9 +71,10 @@ public enum Checkpoints {
     public static func applyBatchInTransaction(_ events: [ProjectedEvent], through last: LogPosition,
                                                projectors: [(projector: any Projector, checkpoint: LogPosition)],
                                                tables: TableSet, on connection: Connection) throws -> Int {
+        let moving = projectors.filter { $0.checkpoint < last }
+        try advance(moving.map { (tables.checkpointName($0.projector.name), $0.checkpoint) }, to: last, on: connection)
         var applied = 0
-        for (projector, checkpoint) in projectors where checkpoint < last {
-            try advance(tables.checkpointName(projector.name), from: checkpoint, to: last, on: connection)
+        for (projector, checkpoint) in moving {
             let fresh = events.first.map { $0.position > checkpoint } == true ? events : events.filter { $0.position > checkpoint }
             try projector.apply(fresh, to: tables, on: connection)
             applied += fresh.count

@@ -4,13 +4,19 @@ import Logging
 import Postgres
 import Synchronization
 
-/// Keeps the read models up to date: per projector, catch up from its checkpoint in large
-/// batches, then follow the log live (woken by `EventLog.signal`, polling as the fallback).
+/// Keeps the read models up to date: catch up from the checkpoints in large batches, then follow
+/// the log live (woken by `EventLog.signal`, polling as the fallback).
 ///
-/// One owner per projector per database: each projector runs on a dedicated connection that
-/// holds `pg_try_advisory_lock` for it; runners in other processes stand by and retry, and take
-/// over when the owner's session ends. Ownership is for efficiency only; correctness comes from
-/// the checkpoint's compare-and-set in each batch's transaction.
+/// All projectors owned here advance together on one dedicated connection: one feed read and
+/// one transaction per batch (each projector's rows and checkpoint), rather than one reader and
+/// one transaction per projector. Besides saving round trips, this keeps the projectors from
+/// holding back each other's horizon: a running projector transaction has an xid, and the feed
+/// stops below the oldest running xid.
+///
+/// One owner per projector per database: the connection holds `pg_try_advisory_lock` for each
+/// projector it owns; runners in other processes stand by and retry, and take over what is free
+/// when the owner's session ends. Ownership is for efficiency only; correctness comes from the
+/// checkpoints' compare-and-set in each batch's transaction.
 ///
 /// Call `log.startListening(connectionString:)` once per process so appends of other processes
 /// wake the runner at once rather than at the next poll.
@@ -47,12 +53,12 @@ public final class ProjectionRunner: Sendable {
 
     private struct Shared {
         var local: [String: Local] = [:]
-        var tasks: [Task<Void, Never>] = []
+        var task: Task<Void, Never>?
     }
 
     private let shared = Mutex(Shared())
-    /// Wakes `waitUntil` callers when a projector owned here commits a batch.
-    private let progress = LogSignal()
+    /// `waitUntil` callers, resumed when the batch they wait for commits.
+    private let waiters = CheckpointWaiters()
 
     public init(log: EventLog, connectionString: String, projectors: [any Projector] = Projectors.all,
                 options: Options = Options(), logger: Logger = Logger(label: "sniffmeet.projections")) {
@@ -63,25 +69,23 @@ public final class ProjectionRunner: Sendable {
         self.logger = logger
     }
 
-    /// Starts one task per projector (no-op when already started).
+    /// Starts projecting (no-op when already started).
     public func start() {
         shared.withLock { shared in
-            guard shared.tasks.isEmpty else { return }
-            for projector in projectors {
-                shared.local[projector.name] = Local()
-                shared.tasks.append(Task { [self] in await self.run(projector) })
-            }
+            guard shared.task == nil else { return }
+            for projector in projectors { shared.local[projector.name] = Local() }
+            shared.task = Task { [self] in await self.run() }
         }
     }
 
-    /// Stops every projector and waits for them; their locks are released with their connections.
+    /// Stops projecting and waits for it; the locks are released with the connection.
     public func stop() async {
-        let tasks = shared.withLock { shared in
-            defer { shared.tasks = [] }
-            return shared.tasks
+        let task = shared.withLock { shared in
+            defer { shared.task = nil }
+            return shared.task
         }
-        for task in tasks { task.cancel() }
-        for task in tasks { await task.value }
+        task?.cancel()
+        await task?.value
     }
 
     // MARK: Status
@@ -134,7 +138,6 @@ public final class ProjectionRunner: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while true {
-            let generation = progress.generation
             let local = shared.withLock { $0.local }
             var missing = wanted.filter { local[$0]?.checkpoint.map { $0 < position } ?? true }
             // Owned here means the memory is the truth; anything else: ask the database.
@@ -151,99 +154,167 @@ public final class ProjectionRunner: Sendable {
             if missing.isEmpty { return true }
             let now = clock.now
             if now >= deadline { return false }
-            let allOwnedHere = missing.allSatisfy { local[$0]?.checkpoint != nil }
-            await progress.wait(since: generation, timeout: allOwnedHere ? deadline - now : min(deadline - now, .milliseconds(10)))
+            if missing.contains(where: { local[$0]?.checkpoint == nil }) {
+                // Someone else's projector: poll its stored checkpoint.
+                try await Task.sleep(for: min(deadline - now, .milliseconds(10)))
+                continue
+            }
+            let wake = await waiters.wait(until: position, names: missing, timeout: deadline - now) { names, position in
+                self.ownedCheckpointsReach(names, position)
+            }
+            switch wake {
+            case .reached: return true
+            case .timedOut: return false
+            case .lookAgain: try Task.checkCancellation()
+            }
         }
     }
 
-    // MARK: Running one projector
-
-    private func update(_ name: String, _ change: (inout Local) -> Void) {
-        shared.withLock { change(&$0.local[name, default: Local()]) }
+    /// True when every projector in `names` is owned here with its checkpoint at `position` or later.
+    private func ownedCheckpointsReach(_ names: [String], _ position: LogPosition) -> Bool {
+        shared.withLock { shared in
+            names.allSatisfy { shared.local[$0]?.checkpoint.map { $0 >= position } ?? false }
+        }
     }
 
-    private func run(_ projector: any Projector) async {
-        let name = projector.name
+    // MARK: Running
+
+    private func update(_ names: [String], _ change: (inout Local) -> Void) {
+        shared.withLock { shared in
+            for name in names { change(&shared.local[name, default: Local()]) }
+        }
+    }
+
+    /// Changes that can end ownership wake every waiter (they may need the database now).
+    private func updateOwnership(_ names: [String], _ change: @escaping (inout Local) -> Void) {
+        waiters.ownershipChanged { update(names, change) }
+    }
+
+    private func run() async {
+        let names = projectors.map(\.name)
         while !Task.isCancelled {
-            // A fresh single-connection pool: the dedicated connection that holds the lock.
+            // A fresh single-connection pool: the dedicated connection that holds the locks.
             let pool = ConnectionPool(connectionString: connectionString, maxConnections: 1, logger: logger)
             do {
-                try await own(projector, pool: pool)
+                try await project(on: pool)
             } catch is CancellationError {
             } catch {
-                update(name) { $0.state = .failed; $0.lastError = "\(error)"; $0.checkpoint = nil }
-                logger.warning("projector failed; retrying", metadata: ["projector": "\(name)", "error": "\(error)"])
+                let message = "\(error)"
+                updateOwnership(names) { local in
+                    if local.checkpoint != nil || local.state == .failed { local.state = .failed; local.lastError = message }
+                    local.checkpoint = nil
+                }
+                logger.warning("projection failed; retrying", metadata: ["error": "\(error)"])
             }
             await pool.close()
             if Task.isCancelled { break }
             try? await Task.sleep(for: options.failureBackoff)
         }
-        update(name) { $0.state = .stopped; $0.checkpoint = nil }
+        updateOwnership(names) { $0.state = .stopped; $0.checkpoint = nil }
     }
 
     private struct Step: Sendable {
-        var checkpoint: LogPosition
-        var applied: Int
+        var last: LogPosition?
         var full: Bool
         var pending: Bool
     }
 
-    /// Waits for ownership, then projects until cancelled or an error.
-    private func own(_ projector: any Projector, pool: ConnectionPool) async throws {
-        let name = projector.name
+    /// Claims what it can, then projects the owned projectors together until cancelled or an
+    /// error; keeps trying to claim the rest every `standbyRetry`.
+    private func project(on pool: ConnectionPool) async throws {
         let lockClass = Self.lockClass
-        var owner: Int32 = 0
-        while true {
-            try Task.checkCancellation()
-            let (locked, backend) = try await pool.withConnection { connection in
-                // Read models are derived and a batch commits with its checkpoint, so a crash can
-                // only lose whole recent batches, which are then projected again: no need to wait
-                // for the WAL flush (the writers' commits stay durable).
-                _ = try connection.execute("SELECT set_config('synchronous_commit', 'off', false)")
-                return (try connection.execute("SELECT pg_try_advisory_lock($1::int, hashtext($2))", [lockClass, name]).first!.bool(0),
-                        connection.backendPID)
-            }
-            if locked { owner = backend; break }
-            update(name) { $0.state = .standby; $0.checkpoint = nil; $0.lastError = nil }
-            try await Task.sleep(for: options.standbyRetry)
+        let clock = ContinuousClock()
+        let backend = try await pool.withConnection { connection in
+            // Read models are derived and a batch commits with its checkpoints, so a crash can
+            // only lose whole recent batches, which are then projected again: no need to wait
+            // for the WAL flush (the writers' commits stay durable).
+            _ = try connection.execute("SELECT set_config('synchronous_commit', 'off', false)")
+            return connection.backendPID
         }
-        let pid = owner
-        logger.info("projector owned here", metadata: ["projector": "\(name)"])
-        var checkpoint = try await pool.withConnection { connection in try Checkpoints.read(name, on: connection) }
-        update(name) { $0.state = .catchingUp; $0.checkpoint = checkpoint; $0.lastError = nil }
+        var owned: [any Projector] = []
+        var checkpoints: [String: LogPosition] = [:]
+        var lastClaim: ContinuousClock.Instant?
         let batchSize = options.batchSize
+
         while true {
             try Task.checkCancellation()
+            if owned.count < projectors.count, lastClaim.map({ clock.now - $0 >= options.standbyRetry }) ?? true {
+                lastClaim = clock.now
+                let unowned = projectors.filter { p in !owned.contains { $0.name == p.name } }
+                let claimed = try await pool.withConnection { connection in
+                    guard connection.backendPID == backend else { throw ProjectionError.lostOwnership(projector: unowned[0].name) }
+                    let locked = try connection.execute("""
+                        SELECT name FROM unnest($2::text[]) AS name WHERE pg_try_advisory_lock($1::int, hashtext(name))
+                        """, [lockClass, unowned.map(\.name)]).rows.map { try $0.string(0) }
+                    return try Checkpoints.read(locked, on: connection)
+                }
+                let gained = unowned.filter { claimed[$0.name] != nil }
+                let waiting = unowned.filter { claimed[$0.name] == nil }.map(\.name)
+                owned += gained
+                checkpoints.merge(claimed) { $1 }
+                for projector in gained {
+                    logger.info("projector owned here", metadata: ["projector": "\(projector.name)"])
+                }
+                waiters.ownershipChanged {
+                    shared.withLock { shared in
+                        for name in waiting { shared.local[name] = Local(state: .standby) }
+                        for (name, checkpoint) in claimed { shared.local[name] = Local(state: .catchingUp, checkpoint: checkpoint) }
+                    }
+                }
+            }
+            if owned.isEmpty {
+                try await Task.sleep(for: options.standbyRetry)
+                continue
+            }
+
             let generation = log.signal.generation
-            let from = checkpoint
+            let batch = owned.map { (projector: $0, checkpoint: checkpoints[$0.name]!) }
+            let from = batch.map(\.checkpoint).min()!
             let step: Step
             do {
                 step = try await pool.withConnection { connection in
-                    // A replaced connection no longer holds the lock.
-                    guard connection.backendPID == pid else { throw ProjectionError.lostOwnership(projector: name) }
+                    // A replaced connection no longer holds the locks.
+                    guard connection.backendPID == backend else { throw ProjectionError.lostOwnership(projector: batch[0].projector.name) }
                     let page = try EventLog.readFeed(on: connection, after: from, limit: batchSize)
                     guard let last = page.events.last?.position else {
-                        return Step(checkpoint: from, applied: 0, full: false, pending: page.pendingBeyondHorizon)
+                        return Step(last: nil, full: false, pending: page.pendingBeyondHorizon)
                     }
                     let events = try ProjectedEvent.decode(page.events)
-                    try Checkpoints.applyBatch(events, through: last, projectors: [(projector, from)], tables: .live, on: connection)
-                    return Step(checkpoint: last, applied: page.events.count, full: page.full, pending: page.pendingBeyondHorizon)
+                    try Checkpoints.applyBatch(events, through: last, projectors: batch, tables: .live, on: connection)
+                    return Step(last: last, full: page.full, pending: page.pendingBeyondHorizon)
                 }
             } catch ProjectionError.checkpointMoved {
-                // A rebuild swapped in new tables (or another owner wrote): start from the stored value.
-                checkpoint = try await pool.withConnection { connection in try Checkpoints.read(name, on: connection) }
-                update(name) { $0.checkpoint = checkpoint }
+                // A rebuild swapped in new tables (or another owner wrote): start from the stored values.
+                let names = owned.map(\.name)
+                let stored = try await pool.withConnection { connection in try Checkpoints.read(names, on: connection) }
+                checkpoints = stored
+                waiters.ownershipChanged {
+                    shared.withLock { shared in
+                        for (name, checkpoint) in stored { shared.local[name]?.checkpoint = checkpoint }
+                    }
+                }
                 continue
             }
-            checkpoint = step.checkpoint
-            update(name) { $0.checkpoint = step.checkpoint; $0.state = step.full ? .catchingUp : .live }
-            if step.applied > 0 { progress.notify() }
+            if let last = step.last {
+                for name in checkpoints.keys { checkpoints[name] = max(checkpoints[name]!, last) }
+            }
+            let state: ProjectorStatus.State = step.full ? .catchingUp : .live
+            let current = checkpoints
+            waiters.checkpointsMoved({
+                shared.withLock { shared in
+                    for (name, checkpoint) in current {
+                        shared.local[name]?.checkpoint = checkpoint
+                        shared.local[name]?.state = state
+                    }
+                }
+            }, reached: ownedCheckpointsReach)
             if step.full { continue }
             if step.pending {
                 try await Task.sleep(for: options.horizonRetry)
                 continue
             }
-            await log.signal.wait(since: generation, timeout: options.pollInterval)
+            let untilClaim = owned.count < projectors.count ? options.standbyRetry : options.pollInterval
+            await log.signal.wait(since: generation, timeout: min(options.pollInterval, untilClaim))
         }
     }
 }
