@@ -7,15 +7,16 @@ import Synchronization
 
 /// `sniffmeet bench append`: commands appended per second through the event log, for several
 /// writer counts and command sizes, next to plain INSERTs of the same rows through the same
-/// wrapper and pool (one statement per command, autocommit).
+/// wrapper and pool (one prepared statement per command, autocommit).
 struct BenchAppendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "append", abstract: "Event log append throughput vs plain INSERT.")
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: "concurrent writers, comma separated") var writers = "1,4,16"
     @Option(help: "events per command, comma separated") var events = "1,10"
-    @Option(help: "seconds per measurement") var seconds = 5.0
+    @Option(help: "seconds per measurement (each side, all rounds together)") var seconds = 6.0
     @Option(help: "distinct streams written (random choice per command)") var streams = 10_000
+    @Option(help: "alternating log/INSERT measurements per row; the median of each is printed") var rounds = 3
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.bench")
@@ -34,11 +35,11 @@ struct BenchAppendCommand: AsyncParsableCommand {
         let metadata = Data(#"{"actor":"00000000-0000-0000-0000-000000000001","schema_version":1}"#.utf8)
         let streamCount = streams
 
-        print("sniffmeet bench append: \(seconds)s per row, durable commits, \(streamCount) streams")
+        print("sniffmeet bench append: \(seconds)s per side and row in \(rounds) alternating rounds (median), durable commits, \(streamCount) streams")
         print(pad("writers", 8) + pad("events/cmd", 11) + pad("log cmds/s", 13) + pad("INSERT stmts/s", 16) + "ratio")
         for eventCount in eventCounts {
             for writerCount in writerCounts {
-                let logRate = try await Self.measure(writers: writerCount, seconds: seconds) {
+                let appendCommand: @Sendable () async throws -> Void = {
                     let stream = "bench-\(Int.random(in: 0..<streamCount))"
                     let batch = (0..<eventCount).map { _ in NewEvent(stream: stream, type: "walk_requested", data: payload, metadata: metadata) }
                     while true {
@@ -55,15 +56,22 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 }
                 let insert = "INSERT INTO plain_events (stream_id, stream_version, event_id, event_type, data, metadata) VALUES "
                     + values.joined(separator: ", ")
-                let plainRate = try await Self.measure(writers: writerCount, seconds: seconds) {
+                let insertStatement: @Sendable () async throws -> Void = {
                     let stream = "bench-\(Int.random(in: 0..<streamCount))"
                     let parameters: [any PostgresEncodable] = (0..<eventCount).flatMap { _ -> [any PostgresEncodable] in
                         [stream, UUID(), JSONB(payload), JSONB(metadata)]
                     }
                     try await pool.withConnection { connection in
-                        _ = try connection.execute(insert, parameters)
+                        _ = try connection.execute(insert, parameters, prepared: true)
                     }
                 }
+                // Alternating rounds, median of each: the machine's drift hits both sides alike.
+                var logRates: [Double] = [], plainRates: [Double] = []
+                for _ in 0..<max(1, rounds) {
+                    logRates.append(try await Self.measure(writers: writerCount, seconds: seconds / Double(max(1, rounds)), appendCommand))
+                    plainRates.append(try await Self.measure(writers: writerCount, seconds: seconds / Double(max(1, rounds)), insertStatement))
+                }
+                let logRate = median(logRates), plainRate = median(plainRates)
                 print(pad("\(writerCount)", 8) + pad("\(eventCount)", 11) + pad(String(format: "%.0f", logRate), 13)
                       + pad(String(format: "%.0f", plainRate), 16) + String(format: "%.2fx", logRate / plainRate))
             }
@@ -106,6 +114,11 @@ struct BenchAppendCommand: AsyncParsableCommand {
         try Migrator.bundled().migrate(connection: connection)
         return target
     }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
 }
 
 func pad(_ text: String, _ width: Int) -> String {

@@ -70,29 +70,33 @@ final class AppendTests: XCTestCase {
         XCTAssertEqual(pair.count, 2, "a read-only condition writes nothing to its stream")
     }
 
-    /// Concurrent appends with the same expected version: exactly one wins each version.
+    /// Concurrent appends with the same expected version: exactly one wins each version. Run
+    /// with 1-event commands (the scalar statement) and 2-event commands (the array statement).
     func testConcurrentAppendsToOneStreamConflict() async throws {
-        let stream = "race-1"
-        for version in Int64(0)..<10 {
-            let outcomes = try await withThrowingTaskGroup(of: String?.self) { group in
-                for _ in 0..<8 {
-                    group.addTask { [log] in
-                        do {
-                            _ = try await log!.append(commandID: UUID(), expectations: [stream: .version(version)],
-                                                      events: [NewEvent(stream: stream, type: "x", data: Data("{}".utf8))])
-                            return nil
-                        } catch EventLogError.versionConflict(let conflicted, _) {
-                            return conflicted
+        for size in [1, 2] {
+            let stream = "race-\(size)"
+            for round in Int64(0)..<10 {
+                let version = round * Int64(size)
+                let outcomes = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for _ in 0..<8 {
+                        group.addTask { [log] in
+                            do {
+                                _ = try await log!.append(commandID: UUID(), expectations: [stream: .version(version)],
+                                                          events: Array(repeating: NewEvent(stream: stream, type: "x", data: Data("{}".utf8)), count: size))
+                                return nil
+                            } catch EventLogError.versionConflict(let conflicted, _) {
+                                return conflicted
+                            }
                         }
                     }
+                    return try await group.reduce(into: [String?]()) { $0.append($1) }
                 }
-                return try await group.reduce(into: [String?]()) { $0.append($1) }
+                XCTAssertEqual(outcomes.filter { $0 == nil }.count, 1, "exactly one writer wins version \(version + 1) (\(size)-event commands)")
+                XCTAssertEqual(outcomes.compactMap { $0 }, Array(repeating: stream, count: 7), "the losers' errors name the stream")
             }
-            XCTAssertEqual(outcomes.filter { $0 == nil }.count, 1, "exactly one writer wins version \(version + 1)")
-            XCTAssertEqual(outcomes.compactMap { $0 }, Array(repeating: stream, count: 7), "the losers' errors name the stream")
+            let versions = try await log.readStream(stream).map(\.version)
+            XCTAssertEqual(versions, Array(1...Int64(10 * size)))
         }
-        let versions = try await log.readStream(stream).map(\.version)
-        XCTAssertEqual(versions, Array(1...10))
     }
 
     func testRetriedCommandIDWritesNothingAndReturnsTheFirstPositions() async throws {
