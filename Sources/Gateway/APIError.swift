@@ -69,7 +69,7 @@ extension APIError: HTTPResponseError {
         for (name, value) in headers {
             if let name = HTTPField.Name(name) { fields[name] = value }
         }
-        let data = (try? JSONEncoder().encode(Body(error: .init(code: code, message: message, field: field)))) ?? Data()
+        let data = (try? ResponseEncoder().encode(Body(error: .init(code: code, message: message, field: field)))) ?? Data()
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -46,7 +46,7 @@ struct CommandRunner: Sendable {
         } catch {
             // A refusal is the answer to this request too; failures worth retrying are not stored.
             guard let refusal = Self.refusal(error) else { throw error }
-            let body = try JSONEncoder().encode(APIError.Body(error: .init(code: refusal.code, message: refusal.message, field: refusal.field)))
+            let body = try ResponseEncoder().encode(APIError.Body(error: .init(code: refusal.code, message: refusal.message, field: refusal.field)))
             answer = .init(status: refusal.status.code, logPosition: nil, body: String(decoding: body, as: UTF8.self))
         }
         let first = try await services.idempotency.store(scope: scope, key: key, requestHash: fingerprint, answer: answer)

@@ -57,7 +57,7 @@ public struct GatewayServices: Sendable {
 
     /// A JSON answer.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, logPosition: String? = nil) throws -> Response {
-        let data = try JSONEncoder().encode(value)
+        let data = try ResponseEncoder().encode(value)
         return jsonData(data, status: status, logPosition: logPosition)
     }
 

@@ -49,12 +49,12 @@ public struct IdempotencyStore: Sendable {
         var hasher = SHA256()
         hasher.update(data: Data("\(method) \(path)\n".utf8))
         hasher.update(data: body)
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hex(hasher.finalize())
     }
 
     /// What was stored for (scope, key): the answer and the fingerprint of its request.
     public func lookup(scope: UUID, key: String) async throws -> (requestHash: String, answer: Answer)? {
-        let keyHash = Self.hex(SHA256.hash(data: Data(key.utf8)))
+        let keyHash = hex(SHA256.hash(data: Data(key.utf8)))
         let row = try await gate.withConnection(pool) { connection -> (String, Int, String?, Data)? in
             guard let row = try connection.execute("""
                 SELECT encode(request_hash, 'hex'), status, log_position, encode(sealed_body, 'base64')
@@ -69,7 +69,7 @@ public struct IdempotencyStore: Sendable {
 
     /// Stores the first answer; when another request stored one first, returns that one instead.
     public func store(scope: UUID, key: String, requestHash: String, answer: Answer) async throws -> (requestHash: String, answer: Answer) {
-        let keyHash = Self.hex(SHA256.hash(data: Data(key.utf8)))
+        let keyHash = hex(SHA256.hash(data: Data(key.utf8)))
         let sealed = try Self.seal(answer.body, scope: scope, key: key).base64EncodedString()
         let inserted = try await gate.withConnection(pool) { connection -> Bool in
             try connection.execute("""
@@ -89,8 +89,6 @@ public struct IdempotencyStore: Sendable {
     }
 
     // MARK: Sealing
-
-    static func hex(_ digest: some Sequence<UInt8>) -> String { digest.map { String(format: "%02x", $0) }.joined() }
 
     static func sealingKey(scope: UUID, key: String) -> SymmetricKey {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(key.utf8)),

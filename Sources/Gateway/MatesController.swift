@@ -50,7 +50,7 @@ struct MatesController {
             }.first ?? state.pendingRequestID
             guard let id = shownID, let shown = state.requests[id] else { throw APIError.notFound }
             let json = try await requestJSON(shown)
-            return .init(status: shown.status == .pending ? .created : .ok, body: try JSONEncoder().encode(json),
+            return .init(status: shown.status == .pending ? .created : .ok, body: try ResponseEncoder().encode(json),
                          logPosition: try await runner.position(of: outcome))
         }
     }
@@ -70,7 +70,7 @@ struct MatesController {
             let outcome = try await runner.handle(command(id, pair, user), metadata)
             guard let shown = outcome.states[.mates(pair)]?.mates?.requests[id] else { throw APIError.notFound }
             let json = try await requestJSON(shown)
-            return .init(status: .ok, body: try JSONEncoder().encode(json), logPosition: try await runner.position(of: outcome))
+            return .init(status: .ok, body: try ResponseEncoder().encode(json), logPosition: try await runner.position(of: outcome))
         }
     }
 

@@ -50,7 +50,7 @@ struct NotificationStream: Sendable {
                     break
                 }
                 for entry in entries {
-                    let json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
+                    let json = String(decoding: try ResponseEncoder().encode(entry), as: UTF8.self)
                     try await writer.write(ByteBuffer(string: "id: \(entry.position)\nevent: notification\ndata: \(json)\n\n"))
                     position = entry.position
                     lastWrite = .now

@@ -40,7 +40,7 @@ public struct ReadModels: Sendable {
     /// The caller's own profile.
     public func profile(of user: UUID) async throws -> ProfileJSON? {
         try await gate.withConnection(pool) { connection in
-            guard let row = try connection.execute("SELECT \(Self.cardColumns("p")) FROM profiles p WHERE p.user_id = $1", [user]).first
+            guard let row = try connection.execute("SELECT \(Self.cardColumns("p")) FROM profiles p WHERE p.user_id = $1", [user], prepared: true).first
             else { return nil }
             let (card, createdAt) = try Self.card(row, at: 0)
             return ProfileJSON(card: card, createdAt: createdAt)
@@ -58,7 +58,7 @@ public struct ReadModels: Sendable {
                     OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
                     OR EXISTS (SELECT 1 FROM mate_requests r WHERE (r.from_user = $1 AND r.to_user = $2) OR (r.from_user = $2 AND r.to_user = $1))
                     OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
-                """, [other, viewer]).first.map { try Self.card($0, at: 0).card }
+                """, [other, viewer], prepared: true).first.map { try Self.card($0, at: 0).card }
         }
     }
 
@@ -75,7 +75,7 @@ public struct ReadModels: Sendable {
                   AND ($2::bigint IS NULL OR (m.mates_since, m.mate_id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
                 ORDER BY m.mates_since DESC, m.mate_id DESC
                 LIMIT $4
-                """, [user, after?.micros, after?.id, page.limit + 1]).rows.map { row in
+                """, [user, after?.micros, after?.id, page.limit + 1], prepared: true).rows.map { row in
                 (MateJSON(card: try Self.card(row, at: 0).card, matesSince: try row.date(10)), try row.int64(11))
             }
             return page.page(rows, item: { $0.0 }, key: { (String($0.1), $0.0.card.userID.uuidString.lowercased()) })
@@ -103,7 +103,7 @@ public struct ReadModels: Sendable {
                   AND ($4::bigint IS NULL OR (r.created_at, r.request_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
                 ORDER BY r.created_at DESC, r.request_id DESC
                 LIMIT $6
-                """, [user, direction?.rawValue, status, after?.micros, after?.id, page.limit + 1]).rows.map(Self.mateRequest)
+                """, [user, direction?.rawValue, status, after?.micros, after?.id, page.limit + 1], prepared: true).rows.map(Self.mateRequest)
             return page.page(rows, item: { $0.0 }, key: { (String($0.1), $0.0.requestID.uuidString.lowercased()) })
         }
     }
@@ -128,7 +128,7 @@ public struct ReadModels: Sendable {
                 SELECT \(Self.walkColumns)
                 FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
                 WHERE w.walk_id = $1 AND (w.from_user = $2 OR w.to_user = $2)
-                """, [id, viewer]).first.map { try Self.walk($0, now: Date()).0 }
+                """, [id, viewer], prepared: true).first.map { try Self.walk($0, now: Date()).0 }
         }
     }
 
@@ -150,7 +150,7 @@ public struct ReadModels: Sendable {
                   AND ($4::bigint IS NULL OR (w.created_at, w.walk_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
                 ORDER BY w.created_at DESC, w.walk_id DESC
                 LIMIT $6
-                """, [user, direction?.rawValue, status, after?.micros, after?.id, page.limit + 1, now]).rows.map { try Self.walk($0, now: now) }
+                """, [user, direction?.rawValue, status, after?.micros, after?.id, page.limit + 1, now], prepared: true).rows.map { try Self.walk($0, now: now) }
             return page.page(rows, item: { $0.0 }, key: { (String($0.1), $0.0.walkID.uuidString.lowercased()) })
         }
     }
@@ -183,7 +183,7 @@ public struct ReadModels: Sendable {
                   AND ($2::text IS NULL OR (n.log_transaction_id, n.log_position) < ($2::xid8, $3::bigint))
                 ORDER BY n.log_transaction_id DESC, n.log_position DESC
                 LIMIT $4
-                """, [user, after.map { String($0.transactionID) }, after?.position, page.limit + 1]).rows.map(Self.notification)
+                """, [user, after.map { String($0.transactionID) }, after?.position, page.limit + 1], prepared: true).rows.map(Self.notification)
             return page.page(rows, item: { $0 }, key: { (String($0.position.transactionID), String($0.position.position)) })
         }
     }
@@ -196,14 +196,14 @@ public struct ReadModels: Sendable {
                 WHERE n.user_id = $1 AND (n.log_transaction_id, n.log_position) > ($2::xid8, $3::bigint)
                 ORDER BY n.log_transaction_id, n.log_position
                 LIMIT $4
-                """, [user, String(position.transactionID), position.position, limit]).rows.map(Self.notification)
+                """, [user, String(position.transactionID), position.position, limit], prepared: true).rows.map(Self.notification)
         }
     }
 
     /// Whether the caller has this inbox entry.
     public func hasNotification(_ id: UUID, of user: UUID) async throws -> Bool {
         try await gate.withConnection(pool) { connection in
-            try connection.execute("SELECT 1 FROM notifications WHERE notification_id = $1 AND user_id = $2", [id, user]).count > 0
+            try connection.execute("SELECT 1 FROM notifications WHERE notification_id = $1 AND user_id = $2", [id, user], prepared: true).count > 0
         }
     }
 

@@ -37,7 +37,7 @@ struct UsersController {
             }
             let json = SignedUpJSON(userID: userID, token: token,
                                     profile: ProfileJSON(card: CardJSON(userID: userID, profile: stored), createdAt: registeredAt))
-            return .init(status: .created, body: try JSONEncoder().encode(json), logPosition: try await runner.position(of: outcome))
+            return .init(status: .created, body: try ResponseEncoder().encode(json), logPosition: try await runner.position(of: outcome))
         }
     }
 
@@ -60,7 +60,7 @@ struct UsersController {
             guard let state = outcome.states[.user(user)]?.user, let profile = state.profile, let registeredAt = state.registeredAt
             else { throw APIError.notFound }
             let json = ProfileJSON(card: CardJSON(userID: user, profile: profile), createdAt: registeredAt)
-            return .init(status: .ok, body: try JSONEncoder().encode(json), logPosition: try await runner.position(of: outcome))
+            return .init(status: .ok, body: try ResponseEncoder().encode(json), logPosition: try await runner.position(of: outcome))
         }
     }
 
@@ -85,7 +85,7 @@ struct UsersController {
         return try await runner.run(request, scope: user, body: raw) { _ in
             let issued = try await services.gate.admitted { try await runner.handler.issueDropToken(for: user) }
             let json = ["drop_token": issued.token, "expires_at": Timestamp.string(from: issued.expiresAt)]
-            return .init(status: .created, body: try JSONEncoder().encode(json), logPosition: nil)
+            return .init(status: .created, body: try ResponseEncoder().encode(json), logPosition: nil)
         }
     }
 

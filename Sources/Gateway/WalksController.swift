@@ -31,7 +31,7 @@ struct WalksController {
                                                             placeName: body.placeName), metadata)
             // A replayed command id created its walk under the first attempt's id.
             let state = outcome.states.first { $0.key.kind == .walk }?.value.walk
-            return .init(status: .created, body: try JSONEncoder().encode(try await walkJSON(state)),
+            return .init(status: .created, body: try ResponseEncoder().encode(try await walkJSON(state)),
                          logPosition: try await runner.position(of: outcome))
         }
     }
@@ -56,7 +56,7 @@ struct WalksController {
         let runner = self.runner
         return try await runner.run(request, scope: user, body: body) { metadata in
             let outcome = try await runner.handle(command, metadata)
-            return .init(status: .ok, body: try JSONEncoder().encode(try await walkJSON(outcome.states[.walk(id)]?.walk)),
+            return .init(status: .ok, body: try ResponseEncoder().encode(try await walkJSON(outcome.states[.walk(id)]?.walk)),
                          logPosition: try await runner.position(of: outcome))
         }
     }
