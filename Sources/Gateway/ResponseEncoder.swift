@@ -29,13 +29,16 @@ final class JSONByteWriter {
     init() { bytes.reserveCapacity(4096) }
 
     func write<T: Encodable>(_ value: T) throws {
-        // The common leaves without a trip through an encoder.
-        switch value {
-        case let string as String: writeString(string)
-        case let int as Int: append(String(int))
-        case let bool as Bool: append(bool ? "true" : "false")
-        case let double as Double: try writeDouble(double)
-        default:
+        // The common leaves without a trip through an encoder (metatype checks are cheaper than casts).
+        if T.self == String.self {
+            writeString(unsafeBitCast(value, to: String.self))
+        } else if T.self == Int.self {
+            append(String(unsafeBitCast(value, to: Int.self)))
+        } else if T.self == Bool.self {
+            append(unsafeBitCast(value, to: Bool.self) ? "true" : "false")
+        } else if T.self == Double.self {
+            try writeDouble(unsafeBitCast(value, to: Double.self))
+        } else {
             let encoder = StreamingJSONEncoder(writer: self)
             try value.encode(to: encoder)
             encoder.close()
@@ -52,22 +55,45 @@ final class JSONByteWriter {
     }
 
     func writeString(_ string: String) {
-        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        string.makeContiguousUTF8()
+        let plain = string.utf8.withContiguousStorageIfAvailable { utf8 in
+            !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        } ?? false
+        if plain {
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: string.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
+        var escaped: [UInt8] = [UInt8(ascii: "\"")]
+        escaped.reserveCapacity(string.utf8.count + 16)
         for byte in string.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case UInt8(ascii: "\""): escaped += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): escaped += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
+                escaped += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                            hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: escaped.append(byte)
             }
         }
+        escaped.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: escaped)
+    }
+
+    /// `"key":`, for keys known to need no escaping (the API's own snake_case names).
+    func writeKey(_ key: String, comma: Bool) {
+        var key = key
+        key.makeContiguousUTF8()
+        if comma { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: key.utf8)
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 }
 
@@ -130,10 +156,14 @@ final class StreamingJSONEncoder: Encoder {
     func beginMember(_ key: String) {
         closeNested()
         guard case .object(let count) = opened else { preconditionFailure("no open object") }
-        if count > 0 { writer.bytes.append(UInt8(ascii: ",")) }
         opened = .object(count: count + 1)
-        writer.writeString(key)
-        writer.bytes.append(UInt8(ascii: ":"))
+        if key.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            writer.writeKey(key, comma: count > 0)
+        } else {
+            if count > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+            writer.writeString(key)
+            writer.bytes.append(UInt8(ascii: ":"))
+        }
     }
 
     /// Writes the separating comma before the next array element.
@@ -177,6 +207,26 @@ struct StreamingKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         encoder.beginMember(key.stringValue)
         try encoder.writer.write(value)
+    }
+
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        encoder.beginMember(key.stringValue)
+        encoder.writer.writeString(value)
+    }
+
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        encoder.beginMember(key.stringValue)
+        encoder.writer.append(String(value))
+    }
+
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        encoder.beginMember(key.stringValue)
+        encoder.writer.append(value ? "true" : "false")
+    }
+
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        encoder.beginMember(key.stringValue)
+        try encoder.writer.writeDouble(value)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {

@@ -104,9 +104,42 @@ public struct Row {
     }
 
     public func optionalUUID(_ column: Int) throws -> UUID? {
-        guard let text = optionalString(column) else { return nil }
-        guard let value = UUID(uuidString: text) else { throw PostgresError.decoding(column: result.columnName(column), value: text, as: "UUID") }
+        // The server writes uuids in the canonical 8-4-4-4-12 form; read it straight from the
+        // bytes (Foundation's parser goes through sscanf, measurable on list pages).
+        guard let parsed = withBytes(column, { Self.parseUUID($0) }) else { return nil }
+        guard let value = parsed else {
+            throw PostgresError.decoding(column: result.columnName(column), value: optionalString(column) ?? "", as: "UUID")
+        }
         return value
+    }
+
+    static func parseUUID(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard text.count == 36 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var index = 0
+        var high: UInt8? = nil
+        for (offset, character) in text.enumerated() {
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard character == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let nibble: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let first = high {
+                bytes[index] = first << 4 | nibble
+                index += 1
+                high = nil
+            } else {
+                high = nibble
+            }
+        }
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
     public func uuid(_ column: Int) throws -> UUID {

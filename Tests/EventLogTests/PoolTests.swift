@@ -84,6 +84,13 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(row[5], #"{"a": [1, 2]}"#)
         XCTAssertEqual(row[6], #"{x,"y\"z","a,b"}"#)
         XCTAssertEqual(row[7], "true")
+        // A cell that is not a uuid is a decoding error, not a crash or a wrong id.
+        let notUUID = try await pool.withConnection { connection -> [Bool] in
+            let row = try connection.execute("SELECT 'not-a-uuid', '0e9b3a6c-7f41-4e0a-9d2b-5c1f8a3e6b7g', 'F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6'").first!
+            return [(try? row.uuid(0)) == nil, (try? row.uuid(1)) == nil,
+                    (try? row.uuid(2)) == UUID(uuidString: "f81d4fae-7dec-11d0-a765-00a0c91e6bf6")]
+        }
+        XCTAssertEqual(notUUID, [true, true, true])
         await pool.close()
     }
 
