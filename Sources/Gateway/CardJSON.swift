@@ -2,7 +2,7 @@ import Domain
 import Foundation
 
 /// The dog card of API.md: a profile without `created_at`.
-public struct CardJSON: Encodable, Sendable, Equatable {
+public struct CardJSON: JSONObjectWritable, Sendable, Equatable {
     public var userID: UUID
     public var profile: DogProfile
 
@@ -11,25 +11,26 @@ public struct CardJSON: Encodable, Sendable, Equatable {
         self.profile = profile
     }
 
-    enum CodingKeys: String, CodingKey { case userID = "user_id" }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(userID.uuidString.lowercased(), forKey: .userID)
-        try profile.encode(to: encoder)  // same keyed container: snake_case fields, explicit null image
+    public func writeMembers(_ object: inout JSONObjectWriter) {
+        object.id("user_id", userID)
+        object.string("nickname", profile.nickname)
+        object.string("dog_name", profile.dogName)
+        object.int("age", profile.age)
+        object.string("sex", profile.sex.rawValue)
+        object.bool("neutered", profile.neutered)
+        object.string("size", profile.size.rawValue)
+        object.strings("keywords", profile.keywords.map(\.rawValue))
+        object.string("profile_image", profile.profileImage)  // explicit null keeps the key set stable
     }
 }
 
 /// The profile object of API.md: the card plus `created_at`.
-public struct ProfileJSON: Encodable, Sendable, Equatable {
+public struct ProfileJSON: JSONObjectWritable, Sendable, Equatable {
     public var card: CardJSON
     public var createdAt: Date
 
-    enum CodingKeys: String, CodingKey { case createdAt = "created_at" }
-
-    public func encode(to encoder: Encoder) throws {
-        try card.encode(to: encoder)
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(Timestamp.string(from: createdAt), forKey: .createdAt)
+    public func writeMembers(_ object: inout JSONObjectWriter) {
+        card.writeMembers(&object)
+        object.timestamp("created_at", createdAt)
     }
 }

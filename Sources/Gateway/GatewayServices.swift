@@ -57,8 +57,11 @@ public struct GatewayServices: Sendable {
 
     /// A JSON answer.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, logPosition: String? = nil) throws -> Response {
-        let data = try ResponseEncoder().encode(value)
-        return jsonData(data, status: status, logPosition: logPosition)
+        jsonData(try ResponseEncoder().encode(value), status: status, logPosition: logPosition)
+    }
+
+    static func json(_ value: some JSONObjectWritable, status: HTTPResponse.Status = .ok, logPosition: String? = nil) throws -> Response {
+        jsonData(try ResponseEncoder().encode(value), status: status, logPosition: logPosition)
     }
 
     static func jsonData(_ data: Data, status: HTTPResponse.Status, logPosition: String?) -> Response {

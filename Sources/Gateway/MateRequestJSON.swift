@@ -2,7 +2,7 @@ import Domain
 import Foundation
 
 /// A mate request as API.md shows it.
-public struct MateRequestJSON: Encodable, Sendable {
+public struct MateRequestJSON: JSONObjectWritable, Sendable {
     public var requestID: UUID
     public var from: CardJSON
     public var to: CardJSON
@@ -10,31 +10,23 @@ public struct MateRequestJSON: Encodable, Sendable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    enum CodingKeys: String, CodingKey {
-        case requestID = "request_id", from, to, status, createdAt = "created_at", updatedAt = "updated_at"
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(requestID.uuidString.lowercased(), forKey: .requestID)
-        try c.encode(from, forKey: .from)
-        try c.encode(to, forKey: .to)
-        try c.encode(status, forKey: .status)
-        try c.encode(Timestamp.string(from: createdAt), forKey: .createdAt)
-        try c.encode(Timestamp.string(from: updatedAt), forKey: .updatedAt)
+    public func writeMembers(_ object: inout JSONObjectWriter) throws {
+        object.id("request_id", requestID)
+        try object.object("from", from)
+        try object.object("to", to)
+        object.string("status", status)
+        object.timestamp("created_at", createdAt)
+        object.timestamp("updated_at", updatedAt)
     }
 }
 
 /// One entry of `GET /v1/me/mates`: the mate's card plus `mates_since`.
-public struct MateJSON: Encodable, Sendable {
+public struct MateJSON: JSONObjectWritable, Sendable {
     public var card: CardJSON
     public var matesSince: Date
 
-    enum CodingKeys: String, CodingKey { case matesSince = "mates_since" }
-
-    public func encode(to encoder: Encoder) throws {
-        try card.encode(to: encoder)
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(Timestamp.string(from: matesSince), forKey: .matesSince)
+    public func writeMembers(_ object: inout JSONObjectWriter) {
+        card.writeMembers(&object)
+        object.timestamp("mates_since", matesSince)
     }
 }

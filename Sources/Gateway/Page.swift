@@ -2,16 +2,13 @@ import Foundation
 import Hummingbird
 
 /// A list answer: `{"items": [...], "next_cursor": "<opaque>" | null}`.
-public struct PageJSON<Item: Encodable & Sendable>: Encodable, Sendable {
+public struct PageJSON<Item: JSONObjectWritable & Sendable>: JSONObjectWritable, Sendable {
     public var items: [Item]
     public var nextCursor: String?
 
-    enum CodingKeys: String, CodingKey { case items, nextCursor = "next_cursor" }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(items, forKey: .items)
-        try c.encode(nextCursor, forKey: .nextCursor)
+    public func writeMembers(_ object: inout JSONObjectWriter) throws {
+        try object.objects("items", items)
+        object.string("next_cursor", nextCursor)
     }
 }
 

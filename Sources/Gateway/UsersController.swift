@@ -100,17 +100,14 @@ struct UsersController {
 }
 
 /// The answer of `POST /v1/users`.
-struct SignedUpJSON: Encodable {
+struct SignedUpJSON: JSONObjectWritable {
     var userID: UUID
     var token: String
     var profile: ProfileJSON
 
-    enum CodingKeys: String, CodingKey { case userID = "user_id", token, profile }
-
-    func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
-        try c.encode(token, forKey: .token)
-        try c.encode(profile, forKey: .profile)
+    func writeMembers(_ object: inout JSONObjectWriter) throws {
+        object.id("user_id", userID)
+        object.string("token", token)
+        try object.object("profile", profile)
     }
 }
