@@ -14,13 +14,34 @@ public enum Timestamp {
 
     /// Renders `date` as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     public static func string(from date: Date) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(24)
+        appendUTF8(date, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 bytes of `string(from:)` (answers write many timestamps; this makes
+    /// no intermediate strings).
+    public static func appendUTF8(_ date: Date, to text: inout [UInt8]) {
         let ms = milliseconds(date)
         let days = floorDiv(ms, 86_400_000)
         let msOfDay = ms - days * 86_400_000
         let (y, m, d) = civil(fromDays: days)
         let h = msOfDay / 3_600_000, min = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, milli = msOfDay % 1000
-        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(h, 2) + ":" + pad(min, 2) + ":"
-            + pad(s, 2) + "." + pad(milli, 3) + "Z"
+        appendDigits(y, 4, &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(m, 2, &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(d, 2, &text)
+        text.append(UInt8(ascii: "T"))
+        appendDigits(h, 2, &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(min, 2, &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(s, 2, &text)
+        text.append(UInt8(ascii: "."))
+        appendDigits(milli, 3, &text)
+        text.append(UInt8(ascii: "Z"))
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`; `nil` for anything else.
@@ -58,9 +79,19 @@ public enum Timestamp {
 
     private static func pow10(_ n: Int) -> Int { (0..<n).reduce(1) { acc, _ in acc * 10 } }
 
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let s = String(value)
-        return String(repeating: "0", count: max(0, width - s.count)) + s
+    /// `value` in decimal, zero-padded to `width` digits (wider values keep all their digits).
+    private static func appendDigits(_ value: Int, _ width: Int, _ text: inout [UInt8]) {
+        guard value >= 0 else {
+            text.append(UInt8(ascii: "-"))
+            return appendDigits(-value, width, &text)
+        }
+        var count = 1, divisor = 1
+        while value / divisor >= 10 { divisor *= 10; count += 1 }
+        if count < width { text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
+        while divisor > 0 {
+            text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
     }
 
     private static func number(_ bytes: ArraySlice<UInt8>) -> Int? {

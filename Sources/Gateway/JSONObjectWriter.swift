@@ -20,44 +20,56 @@ public struct JSONObjectWriter {
         self.writer = writer
     }
 
-    private mutating func key(_ name: String) {
-        writer.writeKey(name, comma: count > 0)
+    private mutating func key(_ name: StaticString) {
+        // Member names are the API's constants: nothing to escape.
+        if count > 0 { writer.bytes.append(UInt8(ascii: ",")) }
         count += 1
+        writer.bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { writer.bytes.append(contentsOf: $0) }
+        writer.bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 
     /// A string, or `null`.
-    public mutating func string(_ name: String, _ value: String?) {
+    public mutating func string(_ name: StaticString, _ value: String?) {
         key(name)
         if let value { writer.writeString(value) } else { writer.append("null") }
     }
 
     /// A uuid in the API's lowercase form, or `null`.
-    public mutating func id(_ name: String, _ value: UUID?) {
-        string(name, value.map { $0.uuidString.lowercased() })
+    public mutating func id(_ name: StaticString, _ value: UUID?) {
+        key(name)
+        guard let value else { return writer.append("null") }
+        writer.bytes.append(UInt8(ascii: "\""))
+        appendLowercase(value, to: &writer.bytes)
+        writer.bytes.append(UInt8(ascii: "\""))
     }
 
     /// A timestamp as `YYYY-MM-DDTHH:MM:SS.mmmZ`, or `null`.
-    public mutating func timestamp(_ name: String, _ value: Date?) {
-        string(name, value.map(Timestamp.string(from:)))
+    public mutating func timestamp(_ name: StaticString, _ value: Date?) {
+        key(name)
+        guard let value else { return writer.append("null") }
+        writer.bytes.append(UInt8(ascii: "\""))
+        Timestamp.appendUTF8(value, to: &writer.bytes)
+        writer.bytes.append(UInt8(ascii: "\""))
     }
 
-    public mutating func int(_ name: String, _ value: Int) {
+    public mutating func int(_ name: StaticString, _ value: Int) {
         key(name)
         writer.append(String(value))
     }
 
-    public mutating func bool(_ name: String, _ value: Bool) {
+    public mutating func bool(_ name: StaticString, _ value: Bool) {
         key(name)
         writer.append(value ? "true" : "false")
     }
 
     /// A finite number, or `null`.
-    public mutating func number(_ name: String, _ value: Double?) throws {
+    public mutating func number(_ name: StaticString, _ value: Double?) throws {
         key(name)
         if let value { try writer.writeDouble(value) } else { writer.append("null") }
     }
 
-    public mutating func strings(_ name: String, _ values: [String]) {
+    public mutating func strings(_ name: StaticString, _ values: [String]) {
         key(name)
         writer.bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
@@ -68,13 +80,13 @@ public struct JSONObjectWriter {
     }
 
     /// A nested object.
-    public mutating func object(_ name: String, _ value: some JSONObjectWritable) throws {
+    public mutating func object(_ name: StaticString, _ value: some JSONObjectWritable) throws {
         key(name)
         try writer.writeObject(value)
     }
 
     /// A nested object written by `body`.
-    public mutating func object(_ name: String, _ body: (inout JSONObjectWriter) throws -> Void) rethrows {
+    public mutating func object(_ name: StaticString, _ body: (inout JSONObjectWriter) throws -> Void) rethrows {
         key(name)
         writer.bytes.append(UInt8(ascii: "{"))
         var nested = JSONObjectWriter(writer: writer)
@@ -83,7 +95,7 @@ public struct JSONObjectWriter {
     }
 
     /// An array of objects.
-    public mutating func objects<Item: JSONObjectWritable>(_ name: String, _ items: [Item]) throws {
+    public mutating func objects<Item: JSONObjectWritable>(_ name: StaticString, _ items: [Item]) throws {
         key(name)
         writer.bytes.append(UInt8(ascii: "["))
         for (index, item) in items.enumerated() {
