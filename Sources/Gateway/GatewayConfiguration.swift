@@ -19,8 +19,15 @@ public struct GatewayConfiguration: Sendable {
     public var readYourWritesTimeout: Duration
     /// Longest time a request may take before `503 request_timeout` (not the SSE stream).
     public var requestTimeout: Duration
-    /// Database connections in the pool.
+    /// Database connections in the pool. The default, twice the CPU cores (at least 4), is the
+    /// usual sizing for a database on the same machine: more connections than that only make
+    /// backends and request threads compete for the cores, which shows as tail latency
+    /// (measured with `scripts/bench-http`: p99 at half load grew with 8 and 16 connections on
+    /// two cores).
     public var maxConnections: Int
+
+    /// `maxConnections`' default on this machine.
+    public static var defaultMaxConnections: Int { max(4, 2 * ProcessInfo.processInfo.activeProcessorCount) }
     /// Requests allowed to wait for the database at once; past that the answer is a fast 503.
     public var maxConcurrentDatabaseWaits: Int
     /// How often the SSE stream sends a heartbeat comment.
@@ -33,7 +40,7 @@ public struct GatewayConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, databaseURL: String,
         walkTTL: TimeInterval = 60, adminToken: String? = nil, maxBodyBytes: Int = 16 * 1024,
         readYourWritesTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(10),
-        maxConnections: Int = 16, maxConcurrentDatabaseWaits: Int = 256,
+        maxConnections: Int = GatewayConfiguration.defaultMaxConnections, maxConcurrentDatabaseWaits: Int = 256,
         heartbeatInterval: Duration = .seconds(15), streamMaxDuration: Duration = .seconds(600)
     ) {
         self.host = host
