@@ -28,20 +28,12 @@ public enum Timestamp {
         let msOfDay = ms - days * 86_400_000
         let (y, m, d) = civil(fromDays: days)
         let h = msOfDay / 3_600_000, min = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, milli = msOfDay % 1000
-        appendDigits(y, 4, &text)
-        text.append(UInt8(ascii: "-"))
-        appendDigits(m, 2, &text)
-        text.append(UInt8(ascii: "-"))
-        appendDigits(d, 2, &text)
-        text.append(UInt8(ascii: "T"))
-        appendDigits(h, 2, &text)
-        text.append(UInt8(ascii: ":"))
-        appendDigits(min, 2, &text)
-        text.append(UInt8(ascii: ":"))
-        appendDigits(s, 2, &text)
-        text.append(UInt8(ascii: "."))
-        appendDigits(milli, 3, &text)
-        text.append(UInt8(ascii: "Z"))
+        let fields: [(value: Int, width: Int, then: Unicode.Scalar)] =
+            [(y, 4, "-"), (m, 2, "-"), (d, 2, "T"), (h, 2, ":"), (min, 2, ":"), (s, 2, "."), (milli, 3, "Z")]
+        for field in fields {
+            appendDigits(field.value, field.width, &text)
+            text.append(UInt8(ascii: field.then))
+        }
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`; `nil` for anything else.
