@@ -82,6 +82,46 @@ final class RunnerTests: XCTestCase {
         assertSameRows(try await h.actual(), h.expected())
     }
 
+    /// Hundreds of read-your-writes waiters parked at once, each on its own position and set of
+    /// projectors: each returns true only once the stored checkpoints reach its position; a
+    /// position beyond the log times out; a cancelled waiter stops at once.
+    func test_manyWaiters_eachResumedByTheBatchThatReachesIt() async throws {
+        let h = try Harness("runner_waiters", seed: 13)
+        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options(batch: 50))
+        runner.start()
+        let names = Projectors.names
+        let early = Failures()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<300 {
+                try await h.append(1)
+                let position = h.lastPosition
+                let wanted = index % 3 == 0 ? nil : [names[index % names.count]]
+                group.addTask {
+                    let reached = try await runner.waitUntil(position: position, projectors: wanted, timeout: .seconds(60))
+                    guard reached else { return early.add("waiter \(index) timed out") }
+                    let stored = try await runner.status().filter { wanted?.contains($0.name) ?? true }
+                    if let behind = stored.first(where: { $0.checkpoint < position }) {
+                        early.add("waiter \(index) resumed before \(behind.name) reached \(position)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        XCTAssertEqual(early.all.count, 0, early.all.prefix(5).joined(separator: "; "))
+
+        let beyond = LogPosition(transactionID: UInt64(Int64.max), position: Int64.max)
+        let timedOut = try await runner.waitUntil(position: beyond, timeout: .milliseconds(100))
+        XCTAssertFalse(timedOut)
+        let parked = Task { try await runner.waitUntil(position: beyond, timeout: .seconds(60)) }
+        try await Task.sleep(for: .milliseconds(50))
+        let clock = ContinuousClock()
+        let cancelledAt = clock.now
+        parked.cancel()
+        _ = try? await parked.value
+        XCTAssertLessThan(clock.now - cancelledAt, .seconds(5), "a cancelled waiter does not sit out its timeout")
+        await runner.stop()
+    }
+
     func test_waitUntil_timesOutWhenNothingProjects() async throws {
         let h = try Harness("runner_wait", seed: 5)
         try await h.append(5)
