@@ -40,7 +40,7 @@ public struct JSONObjectWriter {
         key(name)
         guard let value else { return writer.append("null") }
         writer.bytes.append(UInt8(ascii: "\""))
-        appendLowercase(value, to: &writer.bytes)
+        value.appendLowercase(to: &writer.bytes)
         writer.bytes.append(UInt8(ascii: "\""))
     }
 

@@ -70,8 +70,11 @@ extension UUID: PostgresEncodable {
         appendArrayElement(to: &out)
         return String(decoding: out, as: UTF8.self)
     }
-    /// Lowercase hex with dashes, without going through `uuidString`.
-    public func appendArrayElement(to out: inout [UInt8]) {
+    public func appendArrayElement(to out: inout [UInt8]) { appendLowercase(to: &out) }
+
+    /// Appends the canonical lowercase 8-4-4-4-12 text (what PostgreSQL and the API show),
+    /// without going through `uuidString`.
+    public func appendLowercase(to out: inout [UInt8]) {
         withUnsafeBytes(of: uuid) { bytes in
             for (index, byte) in bytes.enumerated() {
                 if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }

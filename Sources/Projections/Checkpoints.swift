@@ -24,22 +24,12 @@ public enum Checkpoints {
         return found
     }
 
-    /// Moves the checkpoint `name` from `expected` to `new`, or throws `checkpointMoved` when
-    /// it is no longer at `expected`. Call it first in the batch's transaction: the row lock it
-    /// takes makes a competing writer (another owner, a rebuild's swap) wait, then fail.
-    public static func advance(_ name: String, from expected: LogPosition, to new: LogPosition, on connection: Connection) throws {
-        let result = try connection.execute("""
-            UPDATE projector_checkpoints SET transaction_id = $2, position = $3, updated_at = now()
-            WHERE projector = $1 AND transaction_id = $4 AND position = $5
-            """, [name, new.transactionID, new.position, expected.transactionID, expected.position])
-        guard result.affectedRows == 1 else { throw ProjectionError.checkpointMoved(projector: name) }
-    }
-
-    /// `advance` for several checkpoints in one statement (one round trip for a batch of all
-    /// read models); throws `checkpointMoved` naming one that was not where expected.
+    /// Moves every named checkpoint from its `expected` position to `new`, in one statement (one
+    /// round trip for a batch of all read models), or throws `checkpointMoved` naming one that is
+    /// no longer where expected. Call it first in the batch's transaction: the row locks it takes
+    /// make a competing writer (another owner, a rebuild's swap) wait, then fail.
     public static func advance(_ moves: [(name: String, expected: LogPosition)], to new: LogPosition, on connection: Connection) throws {
         if moves.isEmpty { return }
-        if moves.count == 1 { return try advance(moves[0].name, from: moves[0].expected, to: new, on: connection) }
         let moved = try connection.execute("""
             UPDATE projector_checkpoints c SET transaction_id = $2, position = $3, updated_at = now()
             FROM unnest($1::text[], $4::xid8[], $5::bigint[]) AS expected(projector, transaction_id, position)

@@ -40,12 +40,12 @@ public struct MatesProjector: Projector {
         }
         try connection.execute("""
             DELETE FROM \(tables("mates")) WHERE (user_id, mate_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
-            """, [(users), (mates)])
+            """, [users, mates])
         if !sinceUsers.isEmpty {
             try connection.execute("""
                 INSERT INTO \(tables("mates")) (user_id, mate_id, mates_since)
                 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[])
-                """, [(sinceUsers), (sinceMates), (since)])
+                """, [sinceUsers, sinceMates, since])
         }
     }
 }

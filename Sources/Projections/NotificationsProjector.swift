@@ -92,7 +92,7 @@ public struct NotificationsProjector: Projector {
             try connection.execute("""
                 DELETE FROM \(tables("notifications")) AS n USING unnest($1::uuid[], $2::uuid[]) AS d(id, user_id)
                 WHERE n.notification_id = d.id AND n.user_id = d.user_id
-                """, [(dismissals.map(\.id)), (dismissals.map(\.user))])
+                """, [dismissals.map(\.id), dismissals.map(\.user)])
         }
         let rows = order.compactMap { entries[$0] }
         if !rows.isEmpty {
@@ -102,11 +102,11 @@ public struct NotificationsProjector: Projector {
                 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::uuid[], $7::uuid[],
                                      $8::text[], $9::float8[], $10::float8[], $11::text[], $12::timestamptz[], $13::xid8[],
                                      $14::bigint[])
-                """, [(rows.map(\.id)), (rows.map(\.user)), (rows.map(\.category)), (rows.map(\.from)),
-                      (rows.map(\.fromDogName)), (rows.map(\.requestID)), (rows.map(\.walkID)),
-                      (rows.map { $0.walk?.message }), (rows.map { $0.walk?.latitude }),
-                      (rows.map { $0.walk?.longitude }), (rows.map { $0.walk?.placeName }), (rows.map(\.createdAt)),
-                      (rows.map(\.position.transactionID)), (rows.map(\.position.position))])
+                """, [rows.map(\.id), rows.map(\.user), rows.map(\.category), rows.map(\.from),
+                      rows.map(\.fromDogName), rows.map(\.requestID), rows.map(\.walkID),
+                      rows.map { $0.walk?.message }, rows.map { $0.walk?.latitude },
+                      rows.map { $0.walk?.longitude }, rows.map { $0.walk?.placeName }, rows.map(\.createdAt),
+                      rows.map(\.position.transactionID), rows.map(\.position.position)])
         }
         if !senderUpdates.isEmpty {
             let ids = Array(senderUpdates.keys)
@@ -114,7 +114,7 @@ public struct NotificationsProjector: Projector {
                 INSERT INTO \(tables("notification_senders")) (user_id, dog_name)
                 SELECT * FROM unnest($1::uuid[], $2::text[])
                 ON CONFLICT (user_id) DO UPDATE SET dog_name = EXCLUDED.dog_name
-                """, [(ids), (ids.map { senderUpdates[$0]! })])
+                """, [ids, ids.map { senderUpdates[$0]! }])
         }
     }
 
@@ -122,7 +122,7 @@ public struct NotificationsProjector: Projector {
         guard !users.isEmpty else { return [:] }
         var names: [UUID: String] = [:]
         let result = try connection.execute(
-            "SELECT user_id, dog_name FROM \(tables("notification_senders")) WHERE user_id = ANY($1::uuid[])", [(users)])
+            "SELECT user_id, dog_name FROM \(tables("notification_senders")) WHERE user_id = ANY($1::uuid[])", [users])
         for row in result.rows { names[try row.uuid(0)] = try row.string(1) }
         return names
     }
@@ -133,7 +133,7 @@ public struct NotificationsProjector: Projector {
         guard !walkIDs.isEmpty else { return [:] }
         let result = try connection.execute("""
             SELECT event_type, data, metadata FROM events WHERE stream_id = ANY($1::text[]) AND stream_version = 1
-            """, [(walkIDs.map { StreamName.walk($0).rawValue })])
+            """, [walkIDs.map { StreamName.walk($0).rawValue }])
         var walks: [UUID: WalkRequested] = [:]
         for row in result.rows {
             let event = try Event.decode(typeName: try row.string(0), schemaVersion: RecordedEvent.schemaVersion(in: try row.json(2)),

@@ -41,10 +41,10 @@ public struct ProfilesProjector: Projector {
         let updated = order.filter { rows[$0]!.createdAt == nil }
         func columns(_ ids: [UUID]) -> [any PostgresEncodable] {
             let r = ids.map { rows[$0]! }
-            return [(ids), (r.map(\.profile.nickname)), (r.map(\.profile.dogName)), (r.map(\.profile.age)),
-                    (r.map(\.profile.sex.rawValue)), (r.map(\.profile.neutered)), (r.map(\.profile.size.rawValue)),
-                    (r.map { $0.profile.keywords.map(\.rawValue).postgresText! }), (r.map(\.profile.profileImage)),
-                    (r.map(\.createdAt)), (r.map(\.updatedAt))]
+            return [ids, r.map(\.profile.nickname), r.map(\.profile.dogName), r.map(\.profile.age),
+                    r.map(\.profile.sex.rawValue), r.map(\.profile.neutered), r.map(\.profile.size.rawValue),
+                    r.map { $0.profile.keywords.map(\.rawValue).postgresText! }, r.map(\.profile.profileImage),
+                    r.map(\.createdAt), r.map(\.updatedAt)]
         }
         let unnest = """
             unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::bool[], $7::text[], $8::text[], $9::text[],

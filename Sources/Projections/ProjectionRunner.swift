@@ -143,13 +143,8 @@ public final class ProjectionRunner: Sendable {
             // Owned here means the memory is the truth; anything else: ask the database.
             let elsewhere = missing.filter { local[$0]?.checkpoint == nil }
             if !elsewhere.isEmpty {
-                let stored = try await log.pool.withConnection { connection in
-                    try connection.execute(
-                        "SELECT projector, transaction_id, position FROM projector_checkpoints WHERE projector = ANY($1::text[])",
-                        [elsewhere]).rows.map { (try $0.string(0), LogPosition(transactionID: try $0.uint64(1), position: try $0.int64(2))) }
-                }
-                let reached = Set(stored.filter { $0.1 >= position }.map(\.0))
-                missing.removeAll { reached.contains($0) }
+                let stored = try await log.pool.withConnection { connection in try Checkpoints.read(elsewhere, on: connection) }
+                missing.removeAll { stored[$0].map { $0 >= position } ?? false }
             }
             if missing.isEmpty { return true }
             let now = clock.now
@@ -179,15 +174,13 @@ public final class ProjectionRunner: Sendable {
 
     // MARK: Running
 
-    private func update(_ names: [String], _ change: (inout Local) -> Void) {
-        shared.withLock { shared in
-            for name in names { change(&shared.local[name, default: Local()]) }
-        }
-    }
-
     /// Changes that can end ownership wake every waiter (they may need the database now).
-    private func updateOwnership(_ names: [String], _ change: @escaping (inout Local) -> Void) {
-        waiters.ownershipChanged { update(names, change) }
+    private func updateOwnership(_ names: [String], _ change: (inout Local) -> Void) {
+        waiters.ownershipChanged {
+            shared.withLock { shared in
+                for name in names { change(&shared.local[name, default: Local()]) }
+            }
+        }
     }
 
     private func run() async {
@@ -313,8 +306,9 @@ public final class ProjectionRunner: Sendable {
                 try await Task.sleep(for: options.horizonRetry)
                 continue
             }
-            let untilClaim = owned.count < projectors.count ? options.standbyRetry : options.pollInterval
-            await log.signal.wait(since: generation, timeout: min(options.pollInterval, untilClaim))
+            // Unowned projectors are claimed again after `standbyRetry`: do not sleep past it.
+            let timeout = owned.count < projectors.count ? min(options.pollInterval, options.standbyRetry) : options.pollInterval
+            await log.signal.wait(since: generation, timeout: timeout)
         }
     }
 }

@@ -52,9 +52,9 @@ public struct WalksProjector: Projector {
                                  $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[])
             ON CONFLICT (walk_id) DO UPDATE SET status = EXCLUDED.status,
                 answered_at = coalesce(EXCLUDED.answered_at, \(tables("walks")).answered_at)
-            """, [(order), (r.map { $0.requested?.from }), (r.map { $0.requested?.to }),
-                  (r.map { $0.requested?.message }), (r.map { $0.requested?.latitude }),
-                  (r.map { $0.requested?.longitude }), (r.map { $0.requested?.placeName }), (r.map(\.status)),
-                  (r.map { $0.requested?.createdAt }), (r.map { $0.requested?.expiresAt }), (r.map(\.answeredAt))])
+            """, [order, r.map { $0.requested?.from }, r.map { $0.requested?.to },
+                  r.map { $0.requested?.message }, r.map { $0.requested?.latitude },
+                  r.map { $0.requested?.longitude }, r.map { $0.requested?.placeName }, r.map(\.status),
+                  r.map { $0.requested?.createdAt }, r.map { $0.requested?.expiresAt }, r.map(\.answeredAt)])
     }
 }
