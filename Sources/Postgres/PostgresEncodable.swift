@@ -33,29 +33,18 @@ enum ArrayLiteral {
         }
         out.append(UInt8(ascii: "\""))
     }
-
-    static func appendDecimal<I: BinaryInteger>(_ value: I, to out: inout [UInt8]) {
-        out += Array(String(value).utf8)
-    }
 }
 
 extension String: PostgresEncodable { public var postgresText: String? { self } }
-extension Int: PostgresEncodable {
+/// Integers are sent in decimal, in arrays unquoted.
+extension PostgresEncodable where Self: BinaryInteger {
     public var postgresText: String? { String(self) }
-    public func appendArrayElement(to out: inout [UInt8]) { ArrayLiteral.appendDecimal(self, to: &out) }
+    public func appendArrayElement(to out: inout [UInt8]) { out += Array(String(self).utf8) }
 }
-extension Int32: PostgresEncodable {
-    public var postgresText: String? { String(self) }
-    public func appendArrayElement(to out: inout [UInt8]) { ArrayLiteral.appendDecimal(self, to: &out) }
-}
-extension Int64: PostgresEncodable {
-    public var postgresText: String? { String(self) }
-    public func appendArrayElement(to out: inout [UInt8]) { ArrayLiteral.appendDecimal(self, to: &out) }
-}
-extension UInt64: PostgresEncodable {
-    public var postgresText: String? { String(self) }
-    public func appendArrayElement(to out: inout [UInt8]) { ArrayLiteral.appendDecimal(self, to: &out) }
-}
+extension Int: PostgresEncodable {}
+extension Int32: PostgresEncodable {}
+extension Int64: PostgresEncodable {}
+extension UInt64: PostgresEncodable {}
 extension Double: PostgresEncodable {
     public var postgresText: String? { self.description }
     public func appendArrayElement(to out: inout [UInt8]) { out += Array(description.utf8) }
