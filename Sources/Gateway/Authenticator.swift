@@ -13,12 +13,26 @@ struct Authenticator: Sendable {
         return user
     }
 
-    /// The token of an `Authorization: Bearer` header (scheme case-insensitive), if any.
+    private static let scheme = Array("bearer".utf8)
+
+    /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), if any.
+    ///
+    /// Read on the header's bytes: this runs on every request, and splitting and trimming with
+    /// Foundation cost about 2% of a GET's CPU.
     static func bearerToken(_ request: Request) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        let bytes = Array(header.utf8)
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = bytes.startIndex
+        while start < bytes.endIndex, isBlank(bytes[start]) { start += 1 }
+        // "bearer" in any case: OR-ing 0x20 lowercases ASCII letters and maps nothing else onto one.
+        let scheme = Self.scheme
+        guard bytes.count - start > scheme.count + 1,
+              zip(bytes[start...], scheme).allSatisfy({ $0 | 0x20 == $1 }),
+              bytes[start + scheme.count] == UInt8(ascii: " ") else { return nil }
+        var tokenStart = start + scheme.count, tokenEnd = bytes.endIndex
+        while tokenStart < tokenEnd, isBlank(bytes[tokenStart]) { tokenStart += 1 }
+        while tokenEnd > tokenStart, isBlank(bytes[tokenEnd - 1]) { tokenEnd -= 1 }
+        return tokenStart < tokenEnd ? String(decoding: bytes[tokenStart..<tokenEnd], as: UTF8.self) : nil
     }
 }

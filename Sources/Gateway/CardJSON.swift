@@ -19,7 +19,7 @@ public struct CardJSON: JSONObjectWritable, Sendable, Equatable {
         object.string("sex", profile.sex.rawValue)
         object.bool("neutered", profile.neutered)
         object.string("size", profile.size.rawValue)
-        object.strings("keywords", profile.keywords.map(\.rawValue))
+        object.strings("keywords", profile.keywords.lazy.map(\.rawValue))
         object.string("profile_image", profile.profileImage)  // explicit null keeps the key set stable
     }
 }

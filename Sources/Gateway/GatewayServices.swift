@@ -61,14 +61,18 @@ public struct GatewayServices: Sendable {
     }
 
     static func json(_ value: some JSONObjectWritable, status: HTTPResponse.Status = .ok, logPosition: String? = nil) throws -> Response {
-        jsonData(try ResponseEncoder().encode(value), status: status, logPosition: logPosition)
+        jsonBytes(try ResponseEncoder().bytes(value), status: status, logPosition: logPosition)
     }
 
     static func jsonData(_ data: Data, status: HTTPResponse.Status, logPosition: String?) -> Response {
+        jsonBytes(data, status: status, logPosition: logPosition)
+    }
+
+    private static func jsonBytes(_ bytes: some Sequence<UInt8>, status: HTTPResponse.Status, logPosition: String?) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         if let logPosition { headers[HTTPField.Name("Log-Position")!] = logPosition }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// `204 No Content`, with the command's `Log-Position`.

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Postgres
 
 /// An answer that writes its members straight into an open JSON object.
 ///
@@ -11,106 +12,165 @@ public protocol JSONObjectWritable {
     func writeMembers(_ object: inout JSONObjectWriter) throws
 }
 
-/// Writes the members of one open JSON object.
+/// Writes one answer's JSON text, member by member, into one growing byte array.
+///
+/// A value type passed `inout` all the way down: nested objects reuse the same writer and only
+/// save and restore the member count of the object around them. (A shared buffer object cost
+/// a dynamic exclusivity check on every byte appended.)
 public struct JSONObjectWriter {
-    let writer: JSONByteWriter
+    /// The JSON text so far.
+    private(set) var bytes: [UInt8] = []
+    /// Members already written to the innermost open object: the next one needs a comma.
     private var count = 0
 
-    init(writer: JSONByteWriter) {
-        self.writer = writer
+    init(capacity: Int = 4096) {
+        bytes.reserveCapacity(capacity)
     }
 
-    private mutating func key(_ name: StaticString) {
-        // Member names are the API's constants: nothing to escape.
-        if count > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-        count += 1
-        writer.bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { writer.bytes.append(contentsOf: $0) }
-        writer.bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    /// `value` as a whole object.
+    mutating func writeObject(_ value: some JSONObjectWritable) throws {
+        let outer = open()
+        try value.writeMembers(&self)
+        close(outer)
     }
 
     /// A string, or `null`.
     public mutating func string(_ name: StaticString, _ value: String?) {
         key(name)
-        if let value { writer.writeString(value) } else { writer.append("null") }
+        if let value { writeString(value) } else { writeNull() }
     }
 
     /// A uuid in the API's lowercase form, or `null`.
     public mutating func id(_ name: StaticString, _ value: UUID?) {
         key(name)
-        guard let value else { return writer.append("null") }
-        writer.bytes.append(UInt8(ascii: "\""))
-        value.appendLowercase(to: &writer.bytes)
-        writer.bytes.append(UInt8(ascii: "\""))
+        guard let value else { return writeNull() }
+        bytes.append(UInt8(ascii: "\""))
+        value.appendLowercase(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// A timestamp as `YYYY-MM-DDTHH:MM:SS.mmmZ`, or `null`.
     public mutating func timestamp(_ name: StaticString, _ value: Date?) {
         key(name)
-        guard let value else { return writer.append("null") }
-        writer.bytes.append(UInt8(ascii: "\""))
-        Timestamp.appendUTF8(value, to: &writer.bytes)
-        writer.bytes.append(UInt8(ascii: "\""))
+        guard let value else { return writeNull() }
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.appendUTF8(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func int(_ name: StaticString, _ value: Int) {
         key(name)
-        writer.append(String(value))
+        bytes.append(contentsOf: String(value).utf8)
     }
 
     public mutating func bool(_ name: StaticString, _ value: Bool) {
         key(name)
-        writer.append(value ? "true" : "false")
+        append(value ? "true" : "false")
     }
 
     /// A finite number, or `null`.
     public mutating func number(_ name: StaticString, _ value: Double?) throws {
         key(name)
-        if let value { try writer.writeDouble(value) } else { writer.append("null") }
+        guard let value else { return writeNull() }
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(value) is not valid in JSON"))
+        }
+        bytes.append(contentsOf: value.description.utf8)
     }
 
-    public mutating func strings(_ name: StaticString, _ values: [String]) {
+    /// An array of strings.
+    public mutating func strings(_ name: StaticString, _ values: some Sequence<String>) {
         key(name)
-        writer.bytes.append(UInt8(ascii: "["))
-        for (index, value) in values.enumerated() {
-            if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-            writer.writeString(value)
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for value in values {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            writeString(value)
         }
-        writer.bytes.append(UInt8(ascii: "]"))
+        bytes.append(UInt8(ascii: "]"))
     }
 
     /// A nested object.
     public mutating func object(_ name: StaticString, _ value: some JSONObjectWritable) throws {
         key(name)
-        try writer.writeObject(value)
+        try writeObject(value)
     }
 
     /// A nested object written by `body`.
     public mutating func object(_ name: StaticString, _ body: (inout JSONObjectWriter) throws -> Void) rethrows {
         key(name)
-        writer.bytes.append(UInt8(ascii: "{"))
-        var nested = JSONObjectWriter(writer: writer)
-        try body(&nested)
-        writer.bytes.append(UInt8(ascii: "}"))
+        let outer = open()
+        try body(&self)
+        close(outer)
     }
 
     /// An array of objects.
     public mutating func objects<Item: JSONObjectWritable>(_ name: StaticString, _ items: [Item]) throws {
         key(name)
-        writer.bytes.append(UInt8(ascii: "["))
+        bytes.append(UInt8(ascii: "["))
         for (index, item) in items.enumerated() {
-            if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-            try writer.writeObject(item)
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            try writeObject(item)
         }
-        writer.bytes.append(UInt8(ascii: "]"))
+        bytes.append(UInt8(ascii: "]"))
     }
-}
 
-extension JSONByteWriter {
-    func writeObject(_ value: some JSONObjectWritable) throws {
+    // MARK: Text
+
+    private mutating func open() -> Int {
         bytes.append(UInt8(ascii: "{"))
-        var object = JSONObjectWriter(writer: self)
-        try value.writeMembers(&object)
-        bytes.append(UInt8(ascii: "}"))
+        defer { count = 0 }
+        return count
     }
+
+    private mutating func close(_ outer: Int) {
+        bytes.append(UInt8(ascii: "}"))
+        count = outer
+    }
+
+    private mutating func key(_ name: StaticString) {
+        // Member names are the API's constants: nothing to escape.
+        if count > 0 { bytes.append(UInt8(ascii: ",")) }
+        count += 1
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    private mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    private mutating func writeNull() {
+        append("null")
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped, everything else as is.
+    private mutating func writeString(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            let plain = !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+            if plain { return bytes.append(contentsOf: utf8) }
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): append("\\\"")
+                case UInt8(ascii: "\\"): append("\\\\")
+                case 0x0A: append("\\n")
+                case 0x0D: append("\\r")
+                case 0x09: append("\\t")
+                case 0..<0x20:
+                    append("\\u00")
+                    bytes.append(Self.hexDigits[Int(byte >> 4)])
+                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                default: bytes.append(byte)
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

@@ -11,7 +11,7 @@ struct RequestLogMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let offered = request.headers[HTTPField.Name("X-Request-Id")!]
-        let id = offered.flatMap { Self.isSane($0) ? $0 : nil } ?? UUID().uuidString.lowercased()
+        let id = offered.flatMap { Self.isSane($0) ? $0 : nil } ?? RequestIDs.next()
         context.requestID = id
         context.logger[metadataKey: "request_id"] = .string(id)
         let start = ContinuousClock.now

@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import Postgres
 import PostgresTesting
+import Synchronization
 import XCTest
 
 final class PoolTests: XCTestCase {
@@ -26,7 +27,7 @@ final class PoolTests: XCTestCase {
             }
             try await group.waitForAll()
         }
-        let before = await pool.statistics
+        let before = pool.statistics
         XCTAssertEqual(before.open, 4)
 
         try server.stop()
@@ -124,4 +125,67 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(value, 7)
         await pool.close()
     }
+
+    /// Work beyond the connections waits in one queue and is served by the connections' own
+    /// threads: all of it runs, never more than `maxConnections` at once, on at most that many
+    /// sessions.
+    func testQueuedWorkRunsOnAtMostMaxConnections() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("queue"), maxConnections: 3)
+        let counts = Counts()
+        let sessions = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for _ in 0..<60 {
+                group.addTask {
+                    try await pool.withConnection { connection in
+                        let now = counts.running.wrappingAdd(1, ordering: .relaxed).newValue
+                        counts.mostAtOnce.max(now, ordering: .relaxed)
+                        defer { counts.running.wrappingSubtract(1, ordering: .relaxed) }
+                        return Int32(try connection.execute("SELECT pg_backend_pid(), pg_sleep(0.005)").first!.int(0))
+                    }
+                }
+            }
+            return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
+        }
+        XCTAssertLessThanOrEqual(counts.mostAtOnce.load(ordering: .relaxed), 3)
+        XCTAssertGreaterThanOrEqual(counts.mostAtOnce.load(ordering: .relaxed), 2, "queued work must use the free connections")
+        XCTAssertLessThanOrEqual(sessions.count, 3)
+        XCTAssertEqual(pool.statistics.open, sessions.count)
+        XCTAssertEqual(pool.statistics.waiting, 0)
+        await pool.close()
+    }
+
+    /// Waiting work whose task is cancelled fails at once with `CancellationError` and never runs;
+    /// closing the pool fails the rest of the queue with `poolClosed`.
+    func testCancelledAndClosedWaitsNeverRun() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("cancel"), maxConnections: 1, acquireTimeout: .seconds(30))
+        let counts = Counts()
+        let holder = Task { try await pool.withConnection { _ = try $0.execute("SELECT pg_sleep(0.5)") } }
+        try await Task.sleep(for: .milliseconds(100))
+        let cancelled = Task { try await pool.withConnection { _ in counts.ran.wrappingAdd(1, ordering: .relaxed) } }
+        let closed = Task { try await pool.withConnection { _ in counts.ran.wrappingAdd(1, ordering: .relaxed) } }
+        try await Task.sleep(for: .milliseconds(50))
+        XCTAssertEqual(pool.statistics.waiting, 2)
+        let started = ContinuousClock.now
+        cancelled.cancel()
+        do {
+            try await cancelled.value
+            XCTFail("cancelled waiting work must not run")
+        } catch is CancellationError {
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .milliseconds(300), "a cancelled wait ends before the connection frees up")
+        await pool.close()
+        do {
+            try await closed.value
+            XCTFail("closing the pool must fail the waiting work")
+        } catch PostgresError.poolClosed {
+        }
+        try await holder.value
+        XCTAssertEqual(counts.ran.load(ordering: .relaxed), 0)
+    }
+}
+
+/// Counters shared by the work a test puts into the pool.
+private final class Counts: Sendable {
+    let running = Atomic<Int>(0)
+    let mostAtOnce = Atomic<Int>(0)
+    let ran = Atomic<Int>(0)
 }
