@@ -24,13 +24,15 @@ public struct ReadModels: Sendable {
 
     static func card(_ row: Row, at i: Int) throws -> (card: CardJSON, createdAt: Date) {
         // Keywords are enum words (no commas), so a joined string is cheaper than a JSON array per row.
-        let keywordNames = try row.string(i + 7).split(separator: ",").map(String.init)
+        guard let keywords = row.withBytes(i + 7, { text in
+            text.split(separator: UInt8(ascii: ",")).compactMap { Keyword(rawValue: String(decoding: $0, as: UTF8.self)) }
+        }) else { throw PostgresError.decoding(column: "keywords", value: nil, as: "[Keyword]") }
         guard let sex = Sex(rawValue: try row.string(i + 4)), let size = Size(rawValue: try row.string(i + 6)) else {
             throw PostgresError.decoding(column: "sex/size", value: nil, as: "enum")
         }
         let profile = DogProfile(nickname: try row.string(i + 1), dogName: try row.string(i + 2), age: try row.int(i + 3),
                                  sex: sex, neutered: try row.bool(i + 5), size: size,
-                                 keywords: keywordNames.compactMap(Keyword.init(rawValue:)),
+                                 keywords: keywords,
                                  profileImage: row.optionalString(i + 8))
         return (CardJSON(userID: try row.uuid(i), profile: profile), try row.date(i + 9))
     }
@@ -40,7 +42,7 @@ public struct ReadModels: Sendable {
     /// The caller's own profile.
     public func profile(of user: UUID) async throws -> ProfileJSON? {
         try await gate.withConnection(pool) { connection in
-            guard let row = try connection.execute("SELECT \(Self.cardColumns("p")) FROM profiles p WHERE p.user_id = $1", [user], prepared: true).first
+            guard let row = try connection.execute(Self.profileSQL, [user], prepared: true).first
             else { return nil }
             let (card, createdAt) = try Self.card(row, at: 0)
             return ProfileJSON(card: card, createdAt: createdAt)
@@ -51,14 +53,7 @@ public struct ReadModels: Sendable {
     /// request or a walk between the two. Anyone else is indistinguishable from nobody.
     public func card(of other: UUID, seenBy viewer: UUID) async throws -> CardJSON? {
         try await gate.withConnection(pool) { connection in
-            try connection.execute("""
-                SELECT \(Self.cardColumns("p")) FROM profiles p
-                WHERE p.user_id = $1 AND (
-                    $1 = $2
-                    OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
-                    OR EXISTS (SELECT 1 FROM mate_requests r WHERE (r.from_user = $1 AND r.to_user = $2) OR (r.from_user = $2 AND r.to_user = $1))
-                    OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
-                """, [other, viewer], prepared: true).first.map { try Self.card($0, at: 0).card }
+            try connection.execute(Self.cardSQL, [other, viewer], prepared: true).first.map { try Self.card($0, at: 0).card }
         }
     }
 
@@ -68,14 +63,7 @@ public struct ReadModels: Sendable {
     public func mates(of user: UUID, page: PageRequest) async throws -> PageJSON<MateJSON> {
         let after = try page.after.map { try Self.timeKey($0) }
         return try await gate.withConnection(pool) { connection in
-            let rows = try connection.execute("""
-                SELECT \(Self.cardColumns("p")), m.mates_since, (extract(epoch FROM m.mates_since) * 1000000)::bigint
-                FROM mates m JOIN profiles p ON p.user_id = m.mate_id
-                WHERE m.user_id = $1
-                  AND ($2::bigint IS NULL OR (m.mates_since, m.mate_id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
-                ORDER BY m.mates_since DESC, m.mate_id DESC
-                LIMIT $4
-                """, [user, after?.micros, after?.id, page.limit + 1], prepared: true).rows.map { row in
+            let rows = try connection.execute(Self.matesSQL, [user, after?.micros, after?.id, page.limit + 1], prepared: true).rows.map { row in
                 (MateJSON(card: try Self.card(row, at: 0).card, matesSince: try row.date(10)), try row.int64(11))
             }
             return page.page(rows, item: { $0.0 }, key: { (String($0.1), $0.0.card.userID.uuidString.lowercased()) })
@@ -94,16 +82,7 @@ public struct ReadModels: Sendable {
     public func mateRequests(of user: UUID, direction: Direction?, status: String?, page: PageRequest) async throws -> PageJSON<MateRequestJSON> {
         let after = try page.after.map { try Self.timeKey($0) }
         return try await gate.withConnection(pool) { connection in
-            let rows = try connection.execute("""
-                SELECT \(Self.requestColumns)
-                FROM mate_requests r JOIN profiles f ON f.user_id = r.from_user JOIN profiles t ON t.user_id = r.to_user
-                WHERE (($2::text IS NULL AND (r.from_user = $1 OR r.to_user = $1))
-                       OR ($2 = 'incoming' AND r.to_user = $1) OR ($2 = 'outgoing' AND r.from_user = $1))
-                  AND ($3::text IS NULL OR r.status = $3)
-                  AND ($4::bigint IS NULL OR (r.created_at, r.request_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
-                ORDER BY r.created_at DESC, r.request_id DESC
-                LIMIT $6
-                """, [user, direction?.rawValue, status, after?.micros, after?.id, page.limit + 1], prepared: true).rows.map(Self.mateRequest)
+            let rows = try connection.execute(Self.mateRequestsSQL, [user, direction?.rawValue, status, after?.micros, after?.id, page.limit + 1], prepared: true).rows.map(Self.mateRequest)
             return page.page(rows, item: { $0.0 }, key: { (String($0.1), $0.0.requestID.uuidString.lowercased()) })
         }
     }
@@ -124,11 +103,7 @@ public struct ReadModels: Sendable {
     /// One walk, if `viewer` sent or received it.
     public func walk(_ id: UUID, seenBy viewer: UUID) async throws -> WalkJSON? {
         try await gate.withConnection(pool) { connection in
-            try connection.execute("""
-                SELECT \(Self.walkColumns)
-                FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
-                WHERE w.walk_id = $1 AND (w.from_user = $2 OR w.to_user = $2)
-                """, [id, viewer], prepared: true).first.map { try Self.walk($0, now: Date()).0 }
+            try connection.execute(Self.walkSQL, [id, viewer], prepared: true).first.map { try Self.walk($0, now: Date()).0 }
         }
     }
 
@@ -138,19 +113,7 @@ public struct ReadModels: Sendable {
         let after = try page.after.map { try Self.timeKey($0) }
         let now = Date()
         return try await gate.withConnection(pool) { connection in
-            let rows = try connection.execute("""
-                SELECT \(Self.walkColumns)
-                FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
-                WHERE (($2::text IS NULL AND (w.from_user = $1 OR w.to_user = $1))
-                       OR ($2 = 'incoming' AND w.to_user = $1) OR ($2 = 'outgoing' AND w.from_user = $1))
-                  AND ($3::text IS NULL
-                       OR ($3 = 'pending' AND w.status = 'pending' AND w.expires_at > $7::timestamptz)
-                       OR ($3 = 'expired' AND (w.status = 'expired' OR (w.status = 'pending' AND w.expires_at <= $7::timestamptz)))
-                       OR ($3 NOT IN ('pending', 'expired') AND w.status = $3))
-                  AND ($4::bigint IS NULL OR (w.created_at, w.walk_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
-                ORDER BY w.created_at DESC, w.walk_id DESC
-                LIMIT $6
-                """, [user, direction?.rawValue, status, after?.micros, after?.id, page.limit + 1, now], prepared: true).rows.map { try Self.walk($0, now: now) }
+            let rows = try connection.execute(Self.walksSQL, [user, direction?.rawValue, status, after?.micros, after?.id, page.limit + 1, now], prepared: true).rows.map { try Self.walk($0, now: now) }
             return page.page(rows, item: { $0.0 }, key: { (String($0.1), $0.0.walkID.uuidString.lowercased()) })
         }
     }
@@ -177,13 +140,7 @@ public struct ReadModels: Sendable {
             return LogPosition(transactionID: xid, position: position)
         }
         return try await gate.withConnection(pool) { connection in
-            let rows = try connection.execute("""
-                SELECT \(Self.notificationColumns) FROM notifications n
-                WHERE n.user_id = $1
-                  AND ($2::text IS NULL OR (n.log_transaction_id, n.log_position) < ($2::xid8, $3::bigint))
-                ORDER BY n.log_transaction_id DESC, n.log_position DESC
-                LIMIT $4
-                """, [user, after.map { String($0.transactionID) }, after?.position, page.limit + 1], prepared: true).rows.map(Self.notification)
+            let rows = try connection.execute(Self.notificationsSQL, [user, after.map { String($0.transactionID) }, after?.position, page.limit + 1], prepared: true).rows.map(Self.notification)
             return page.page(rows, item: { $0 }, key: { (String($0.position.transactionID), String($0.position.position)) })
         }
     }
@@ -191,12 +148,7 @@ public struct ReadModels: Sendable {
     /// The caller's entries after `position`, oldest first (the SSE stream).
     public func notifications(of user: UUID, after position: LogPosition, limit: Int) async throws -> [NotificationJSON] {
         try await gate.withConnection(pool) { connection in
-            try connection.execute("""
-                SELECT \(Self.notificationColumns) FROM notifications n
-                WHERE n.user_id = $1 AND (n.log_transaction_id, n.log_position) > ($2::xid8, $3::bigint)
-                ORDER BY n.log_transaction_id, n.log_position
-                LIMIT $4
-                """, [user, String(position.transactionID), position.position, limit], prepared: true).rows.map(Self.notification)
+            try connection.execute(Self.notificationsAfterSQL, [user, String(position.transactionID), position.position, limit], prepared: true).rows.map(Self.notification)
         }
     }
 
@@ -221,4 +173,75 @@ public struct ReadModels: Sendable {
 /// `?direction=` of the list routes.
 public enum Direction: String, Sendable {
     case incoming, outgoing
+}
+
+/// The statements of the queries above.
+extension ReadModels {
+    // Built once: interpolating them per call showed up in profiles.
+
+    static let profileSQL = "SELECT \(cardColumns("p")) FROM profiles p WHERE p.user_id = $1"
+
+    static let cardSQL = """
+                SELECT \(cardColumns("p")) FROM profiles p
+                WHERE p.user_id = $1 AND (
+                    $1 = $2
+                    OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
+                    OR EXISTS (SELECT 1 FROM mate_requests r WHERE (r.from_user = $1 AND r.to_user = $2) OR (r.from_user = $2 AND r.to_user = $1))
+                    OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
+                """
+
+    static let matesSQL = """
+                SELECT \(cardColumns("p")), m.mates_since, (extract(epoch FROM m.mates_since) * 1000000)::bigint
+                FROM mates m JOIN profiles p ON p.user_id = m.mate_id
+                WHERE m.user_id = $1
+                  AND ($2::bigint IS NULL OR (m.mates_since, m.mate_id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+                ORDER BY m.mates_since DESC, m.mate_id DESC
+                LIMIT $4
+                """
+
+    static let mateRequestsSQL = """
+                SELECT \(requestColumns)
+                FROM mate_requests r JOIN profiles f ON f.user_id = r.from_user JOIN profiles t ON t.user_id = r.to_user
+                WHERE (($2::text IS NULL AND (r.from_user = $1 OR r.to_user = $1))
+                       OR ($2 = 'incoming' AND r.to_user = $1) OR ($2 = 'outgoing' AND r.from_user = $1))
+                  AND ($3::text IS NULL OR r.status = $3)
+                  AND ($4::bigint IS NULL OR (r.created_at, r.request_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
+                ORDER BY r.created_at DESC, r.request_id DESC
+                LIMIT $6
+                """
+
+    static let walkSQL = """
+                SELECT \(walkColumns)
+                FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
+                WHERE w.walk_id = $1 AND (w.from_user = $2 OR w.to_user = $2)
+                """
+
+    static let walksSQL = """
+                SELECT \(walkColumns)
+                FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
+                WHERE (($2::text IS NULL AND (w.from_user = $1 OR w.to_user = $1))
+                       OR ($2 = 'incoming' AND w.to_user = $1) OR ($2 = 'outgoing' AND w.from_user = $1))
+                  AND ($3::text IS NULL
+                       OR ($3 = 'pending' AND w.status = 'pending' AND w.expires_at > $7::timestamptz)
+                       OR ($3 = 'expired' AND (w.status = 'expired' OR (w.status = 'pending' AND w.expires_at <= $7::timestamptz)))
+                       OR ($3 NOT IN ('pending', 'expired') AND w.status = $3))
+                  AND ($4::bigint IS NULL OR (w.created_at, w.walk_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
+                ORDER BY w.created_at DESC, w.walk_id DESC
+                LIMIT $6
+                """
+
+    static let notificationsSQL = """
+                SELECT \(notificationColumns) FROM notifications n
+                WHERE n.user_id = $1
+                  AND ($2::text IS NULL OR (n.log_transaction_id, n.log_position) < ($2::xid8, $3::bigint))
+                ORDER BY n.log_transaction_id DESC, n.log_position DESC
+                LIMIT $4
+                """
+
+    static let notificationsAfterSQL = """
+                SELECT \(notificationColumns) FROM notifications n
+                WHERE n.user_id = $1 AND (n.log_transaction_id, n.log_position) > ($2::xid8, $3::bigint)
+                ORDER BY n.log_transaction_id, n.log_position
+                LIMIT $4
+                """
 }

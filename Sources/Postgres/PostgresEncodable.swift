@@ -144,7 +144,12 @@ public enum PostgresTimestamp {
 
     /// Parses the server's output with DateStyle ISO and TimeZone UTC (set on every connection).
     public static func parse(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8(parse)
+    }
+
+    /// A timestamp from a cell's bytes.
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         func number(_ start: Int, _ count: Int) -> Int? {
             guard start + count <= bytes.count else { return nil }
             var value = 0

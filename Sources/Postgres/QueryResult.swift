@@ -65,8 +65,28 @@ public struct Row {
     }
 
     public func optionalInt64(_ column: Int) throws -> Int64? {
-        guard let text = optionalString(column) else { return nil }
-        guard let value = Int64(text) else { throw PostgresError.decoding(column: result.columnName(column), value: text, as: "Int64") }
+        guard let parsed = withBytes(column, Self.parseInt64) else { return nil }
+        guard let value = parsed else { throw decodingError(column, "Int64") }
+        return value
+    }
+
+    /// Decimal digits with an optional sign, read from the cell's bytes (no String per cell).
+    static func parseInt64(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative || text.first == UInt8(ascii: "+") { index = 1 }
+        guard index < text.count else { return nil }
+        var value: Int64 = 0
+        while index < text.count {
+            let digit = text[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(Int64(digit))
+                                             : shifted.addingReportingOverflow(Int64(digit))
+            guard !overflow1, !overflow2 else { return nil }
+            value = next
+            index += 1
+        }
         return value
     }
 
@@ -95,51 +115,52 @@ public struct Row {
     }
 
     public func bool(_ column: Int) throws -> Bool {
-        let text = try string(column)
-        switch text {
-        case "t": return true
-        case "f": return false
-        default: throw PostgresError.decoding(column: result.columnName(column), value: text, as: "Bool")
+        let parsed = withBytes(column) { text -> Bool? in
+            guard text.count == 1 else { return nil }
+            return text[0] == UInt8(ascii: "t") ? true : text[0] == UInt8(ascii: "f") ? false : nil
         }
+        guard let parsed else { throw nullError(column, "Bool") }
+        guard let value = parsed else { throw decodingError(column, "Bool") }
+        return value
     }
 
     public func optionalUUID(_ column: Int) throws -> UUID? {
         // The server writes uuids in the canonical 8-4-4-4-12 form; read it straight from the
         // bytes (Foundation's parser goes through sscanf, measurable on list pages).
         guard let parsed = withBytes(column, { Self.parseUUID($0) }) else { return nil }
-        guard let value = parsed else {
-            throw PostgresError.decoding(column: result.columnName(column), value: optionalString(column) ?? "", as: "UUID")
-        }
+        guard let value = parsed else { throw decodingError(column, "UUID") }
         return value
     }
 
     static func parseUUID(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
         guard text.count == 36 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        var index = 0
-        var high: UInt8? = nil
-        for (offset, character) in text.enumerated() {
-            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                guard character == UInt8(ascii: "-") else { return nil }
-                continue
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
+            var index = 0
+            var high: UInt8? = nil
+            for (offset, character) in text.enumerated() {
+                if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                    guard character == UInt8(ascii: "-") else { return false }
+                    continue
+                }
+                let nibble: UInt8
+                switch character {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
+                default: return false
+                }
+                if let first = high {
+                    bytes[index] = first << 4 | nibble
+                    index += 1
+                    high = nil
+                } else {
+                    high = nibble
+                }
             }
-            let nibble: UInt8
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            if let first = high {
-                bytes[index] = first << 4 | nibble
-                index += 1
-                high = nil
-            } else {
-                high = nibble
-            }
+            return true
         }
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return valid ? UUID(uuid: uuid) : nil
     }
 
     public func uuid(_ column: Int) throws -> UUID {
@@ -149,8 +170,8 @@ public struct Row {
 
     /// A `timestamptz` cell (the connection runs with DateStyle ISO, TimeZone UTC).
     public func optionalDate(_ column: Int) throws -> Date? {
-        guard let text = optionalString(column) else { return nil }
-        guard let value = PostgresTimestamp.parse(text) else { throw PostgresError.decoding(column: result.columnName(column), value: text, as: "Date") }
+        guard let parsed = withBytes(column, PostgresTimestamp.parse) else { return nil }
+        guard let value = parsed else { throw decodingError(column, "Date") }
         return value
     }
 
@@ -163,6 +184,10 @@ public struct Row {
     public func json(_ column: Int) throws -> Data {
         guard let data = withBytes(column, { Data($0) }) else { throw nullError(column, "JSON") }
         return data
+    }
+
+    private func decodingError(_ column: Int, _ type: String) -> PostgresError {
+        .decoding(column: result.columnName(column), value: optionalString(column), as: type)
     }
 
     private func nullError(_ column: Int, _ type: String) -> PostgresError {
