@@ -147,30 +147,7 @@ public struct JSONObjectWriter {
         append("null")
     }
 
-    /// A JSON string: quotes, backslashes and control characters escaped, everything else as is.
     private mutating func writeString(_ string: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var string = string
-        string.withUTF8 { utf8 in
-            let plain = !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-            if plain { return bytes.append(contentsOf: utf8) }
-            for byte in utf8 {
-                switch byte {
-                case UInt8(ascii: "\""): append("\\\"")
-                case UInt8(ascii: "\\"): append("\\\\")
-                case 0x0A: append("\\n")
-                case 0x0D: append("\\r")
-                case 0x09: append("\\t")
-                case 0..<0x20:
-                    append("\\u00")
-                    bytes.append(Self.hexDigits[Int(byte >> 4)])
-                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
-                default: bytes.append(byte)
-                }
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        appendQuoted(string, to: &bytes)
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

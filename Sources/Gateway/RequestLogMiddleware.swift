@@ -14,6 +14,8 @@ struct RequestLogMiddleware: RouterMiddleware {
         let id = offered.flatMap { Self.isSane($0) ? $0 : nil } ?? RequestIDs.next()
         context.requestID = id
         context.logger[metadataKey: "request_id"] = .string(id)
+        // One id per line: Hummingbird's own (rendered anew on every line) would be a second one.
+        context.logger[metadataKey: "hb.request.id"] = nil
         let start = ContinuousClock.now
         var response = try await next(request, context)
         response.headers[HTTPField.Name("X-Request-Id")!] = id

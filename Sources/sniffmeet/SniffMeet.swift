@@ -1,4 +1,6 @@
 import ArgumentParser
+import Gateway
+import Logging
 
 /// The operators' command line: serve, migrate, replay, rebuild, verify, bench.
 @main
@@ -8,4 +10,19 @@ struct SniffMeetCommand: AsyncParsableCommand {
         abstract: "SniffMeet backend: event-sourced walking-mate service on PostgreSQL.",
         subcommands: [ServeCommand.self, MigrateCommand.self, BenchCommand.self, RebuildCommand.self, VerifyCommand.self, ReplayCommand.self]
     )
+
+    /// Logs go to standard error as logfmt lines, then the chosen command runs.
+    static func main() async {
+        LoggingSystem.bootstrap { LogfmtLogHandler(label: $0) }
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
