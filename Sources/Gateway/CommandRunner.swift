@@ -26,7 +26,7 @@ struct CommandRunner: Sendable {
     func run(_ request: Request, scope: UUID, body: Data,
              _ work: @escaping @Sendable (CommandMetadata) async throws -> Result) async throws -> Response {
         let actor: UUID? = scope == IdempotencyStore.anonymous ? nil : scope
-        guard let key = request.headers[HTTPField.Name("Idempotency-Key")!] else {
+        guard let key = request.headers[.idempotencyKey] else {
             return Self.response(try await work(CommandMetadata(actor: actor)))
         }
         guard IdempotencyStore.isValidKey(key) else {

@@ -48,7 +48,7 @@ public struct GatewayServices: Sendable {
     /// Honors `Min-Log-Position`: returns once the read models this query reads include it,
     /// or throws `503 not_caught_up` after the configured wait (3 s).
     func awaitMinLogPosition(_ request: Request, projectors: [String]) async throws {
-        guard let text = request.headers[HTTPField.Name("Min-Log-Position")!] else { return }
+        guard let text = request.headers[.minLogPosition] else { return }
         guard let position = LogPosition(text.trimmingCharacters(in: .whitespaces)) else {
             throw APIError.validation("Min-Log-Position", "Min-Log-Position must be a value of a Log-Position header")
         }
@@ -71,14 +71,14 @@ public struct GatewayServices: Sendable {
     private static func jsonBytes(_ bytes: some Sequence<UInt8>, status: HTTPResponse.Status, logPosition: String?) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        if let logPosition { headers[HTTPField.Name("Log-Position")!] = logPosition }
+        if let logPosition { headers[.logPosition] = logPosition }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// `204 No Content`, with the command's `Log-Position`.
     static func noContent(logPosition: String?) -> Response {
         var headers = HTTPFields()
-        if let logPosition { headers[HTTPField.Name("Log-Position")!] = logPosition }
+        if let logPosition { headers[.logPosition] = logPosition }
         return Response(status: .noContent, headers: headers)
     }
 

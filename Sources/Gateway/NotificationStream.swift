@@ -19,7 +19,7 @@ struct NotificationStream: Sendable {
     @Sendable func stream(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let user = try await services.user(request)
         let start: LogPosition
-        if let lastID = request.headers[HTTPField.Name("Last-Event-ID")!] {
+        if let lastID = request.headers[.lastEventID] {
             guard let position = LogPosition(lastID.trimmingCharacters(in: .whitespaces)) else {
                 throw APIError.validation("Last-Event-ID", "Last-Event-ID must be an id this stream sent")
             }
@@ -30,7 +30,7 @@ struct NotificationStream: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
-        headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
+        headers[.xAccelBuffering] = "no"
         let services = self.services, poll = pollInterval
         let heartbeat = services.configuration.heartbeatInterval
         let closeAt = ContinuousClock.now + services.configuration.streamMaxDuration

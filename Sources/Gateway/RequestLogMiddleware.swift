@@ -10,7 +10,7 @@ struct RequestLogMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let offered = request.headers[HTTPField.Name("X-Request-Id")!]
+        let offered = request.headers[.xRequestID]
         let id = offered.flatMap { Self.isSane($0) ? $0 : nil } ?? RequestIDs.next()
         context.requestID = id
         context.logger[metadataKey: "request_id"] = .string(id)
@@ -18,7 +18,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         context.logger[metadataKey: "hb.request.id"] = nil
         let start = ContinuousClock.now
         var response = try await next(request, context)
-        response.headers[HTTPField.Name("X-Request-Id")!] = id
+        response.headers[.xRequestID] = id
         let elapsed = ContinuousClock.now - start
         context.logger.info("request", metadata: [
             "method": .string(request.method.rawValue),
