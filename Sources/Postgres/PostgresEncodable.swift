@@ -22,7 +22,6 @@ extension PostgresEncodable {
 /// Helpers for PostgreSQL's array literal text (`{"a","b",NULL}`).
 enum ArrayLiteral {
     static let null = Array("NULL".utf8)
-    static let hex = Array("0123456789abcdef".utf8)
 
     /// Always quoted: backslash and double quote escaped, anything else as is.
     static func appendQuoted(_ text: String, to out: inout [UInt8]) {
@@ -64,11 +63,21 @@ extension UUID: PostgresEncodable {
     /// Appends the canonical lowercase 8-4-4-4-12 text (what PostgreSQL and the API show),
     /// without going through `uuidString`.
     public func appendLowercase(to out: inout [UInt8]) {
+        // 36 bytes written in place and appended at once: list answers write many of these.
+        let digits: StaticString = "0123456789abcdef"
         withUnsafeBytes(of: uuid) { bytes in
-            for (index, byte) in bytes.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
-                out.append(ArrayLiteral.hex[Int(byte >> 4)])
-                out.append(ArrayLiteral.hex[Int(byte & 0x0F)])
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    text[position] = digits.utf8Start[Int(byte >> 4)]
+                    text[position + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    position += 2
+                }
+                out.append(contentsOf: UnsafeBufferPointer(text))
             }
         }
     }

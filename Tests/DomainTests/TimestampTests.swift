@@ -9,6 +9,11 @@ final class TimestampTests: XCTestCase {
         XCTAssertEqual(Timestamp.string(from: t0.addingTimeInterval(0.007)), "2027-01-15T08:00:00.007Z")
         XCTAssertEqual(Timestamp.string(from: Date(timeIntervalSince1970: 951_782_400)), "2000-02-29T00:00:00.000Z")
         XCTAssertEqual(Timestamp.string(from: Date(timeIntervalSince1970: -0.5)), "1969-12-31T23:59:59.500Z")
+        XCTAssertEqual(Timestamp.string(from: Date(timeIntervalSince1970: 1_795_444_693.123)), "2026-11-23T14:38:13.123Z")
+        // The fixed-width path ends at year 9999; later years keep all their digits.
+        XCTAssertEqual(Timestamp.string(from: Date(timeIntervalSince1970: -62_135_596_800)), "0001-01-01T00:00:00.000Z")
+        XCTAssertEqual(Timestamp.string(from: Date(timeIntervalSince1970: 253_402_300_799.999)), "9999-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp.string(from: Date(timeIntervalSince1970: 253_402_300_800)), "10000-01-01T00:00:00.000Z")
     }
 
     func test_parse_roundTrips() {
