@@ -182,66 +182,66 @@ extension ReadModels {
     static let profileSQL = "SELECT \(cardColumns("p")) FROM profiles p WHERE p.user_id = $1"
 
     static let cardSQL = """
-                SELECT \(cardColumns("p")) FROM profiles p
-                WHERE p.user_id = $1 AND (
-                    $1 = $2
-                    OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
-                    OR EXISTS (SELECT 1 FROM mate_requests r WHERE (r.from_user = $1 AND r.to_user = $2) OR (r.from_user = $2 AND r.to_user = $1))
-                    OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
-                """
+        SELECT \(cardColumns("p")) FROM profiles p
+        WHERE p.user_id = $1 AND (
+            $1 = $2
+            OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
+            OR EXISTS (SELECT 1 FROM mate_requests r WHERE (r.from_user = $1 AND r.to_user = $2) OR (r.from_user = $2 AND r.to_user = $1))
+            OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
+        """
 
     static let matesSQL = """
-                SELECT \(cardColumns("p")), m.mates_since, (extract(epoch FROM m.mates_since) * 1000000)::bigint
-                FROM mates m JOIN profiles p ON p.user_id = m.mate_id
-                WHERE m.user_id = $1
-                  AND ($2::bigint IS NULL OR (m.mates_since, m.mate_id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
-                ORDER BY m.mates_since DESC, m.mate_id DESC
-                LIMIT $4
-                """
+        SELECT \(cardColumns("p")), m.mates_since, (extract(epoch FROM m.mates_since) * 1000000)::bigint
+        FROM mates m JOIN profiles p ON p.user_id = m.mate_id
+        WHERE m.user_id = $1
+          AND ($2::bigint IS NULL OR (m.mates_since, m.mate_id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+        ORDER BY m.mates_since DESC, m.mate_id DESC
+        LIMIT $4
+        """
 
     static let mateRequestsSQL = """
-                SELECT \(requestColumns)
-                FROM mate_requests r JOIN profiles f ON f.user_id = r.from_user JOIN profiles t ON t.user_id = r.to_user
-                WHERE (($2::text IS NULL AND (r.from_user = $1 OR r.to_user = $1))
-                       OR ($2 = 'incoming' AND r.to_user = $1) OR ($2 = 'outgoing' AND r.from_user = $1))
-                  AND ($3::text IS NULL OR r.status = $3)
-                  AND ($4::bigint IS NULL OR (r.created_at, r.request_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
-                ORDER BY r.created_at DESC, r.request_id DESC
-                LIMIT $6
-                """
+        SELECT \(requestColumns)
+        FROM mate_requests r JOIN profiles f ON f.user_id = r.from_user JOIN profiles t ON t.user_id = r.to_user
+        WHERE (($2::text IS NULL AND (r.from_user = $1 OR r.to_user = $1))
+               OR ($2 = 'incoming' AND r.to_user = $1) OR ($2 = 'outgoing' AND r.from_user = $1))
+          AND ($3::text IS NULL OR r.status = $3)
+          AND ($4::bigint IS NULL OR (r.created_at, r.request_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
+        ORDER BY r.created_at DESC, r.request_id DESC
+        LIMIT $6
+        """
 
     static let walkSQL = """
-                SELECT \(walkColumns)
-                FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
-                WHERE w.walk_id = $1 AND (w.from_user = $2 OR w.to_user = $2)
-                """
+        SELECT \(walkColumns)
+        FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
+        WHERE w.walk_id = $1 AND (w.from_user = $2 OR w.to_user = $2)
+        """
 
     static let walksSQL = """
-                SELECT \(walkColumns)
-                FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
-                WHERE (($2::text IS NULL AND (w.from_user = $1 OR w.to_user = $1))
-                       OR ($2 = 'incoming' AND w.to_user = $1) OR ($2 = 'outgoing' AND w.from_user = $1))
-                  AND ($3::text IS NULL
-                       OR ($3 = 'pending' AND w.status = 'pending' AND w.expires_at > $7::timestamptz)
-                       OR ($3 = 'expired' AND (w.status = 'expired' OR (w.status = 'pending' AND w.expires_at <= $7::timestamptz)))
-                       OR ($3 NOT IN ('pending', 'expired') AND w.status = $3))
-                  AND ($4::bigint IS NULL OR (w.created_at, w.walk_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
-                ORDER BY w.created_at DESC, w.walk_id DESC
-                LIMIT $6
-                """
+        SELECT \(walkColumns)
+        FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
+        WHERE (($2::text IS NULL AND (w.from_user = $1 OR w.to_user = $1))
+               OR ($2 = 'incoming' AND w.to_user = $1) OR ($2 = 'outgoing' AND w.from_user = $1))
+          AND ($3::text IS NULL
+               OR ($3 = 'pending' AND w.status = 'pending' AND w.expires_at > $7::timestamptz)
+               OR ($3 = 'expired' AND (w.status = 'expired' OR (w.status = 'pending' AND w.expires_at <= $7::timestamptz)))
+               OR ($3 NOT IN ('pending', 'expired') AND w.status = $3))
+          AND ($4::bigint IS NULL OR (w.created_at, w.walk_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
+        ORDER BY w.created_at DESC, w.walk_id DESC
+        LIMIT $6
+        """
 
     static let notificationsSQL = """
-                SELECT \(notificationColumns) FROM notifications n
-                WHERE n.user_id = $1
-                  AND ($2::text IS NULL OR (n.log_transaction_id, n.log_position) < ($2::xid8, $3::bigint))
-                ORDER BY n.log_transaction_id DESC, n.log_position DESC
-                LIMIT $4
-                """
+        SELECT \(notificationColumns) FROM notifications n
+        WHERE n.user_id = $1
+          AND ($2::text IS NULL OR (n.log_transaction_id, n.log_position) < ($2::xid8, $3::bigint))
+        ORDER BY n.log_transaction_id DESC, n.log_position DESC
+        LIMIT $4
+        """
 
     static let notificationsAfterSQL = """
-                SELECT \(notificationColumns) FROM notifications n
-                WHERE n.user_id = $1 AND (n.log_transaction_id, n.log_position) > ($2::xid8, $3::bigint)
-                ORDER BY n.log_transaction_id, n.log_position
-                LIMIT $4
-                """
+        SELECT \(notificationColumns) FROM notifications n
+        WHERE n.user_id = $1 AND (n.log_transaction_id, n.log_position) > ($2::xid8, $3::bigint)
+        ORDER BY n.log_transaction_id, n.log_position
+        LIMIT $4
+        """
 }
