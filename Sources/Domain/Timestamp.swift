@@ -28,28 +28,22 @@ public enum Timestamp {
         let msOfDay = ms - days * 86_400_000
         let (y, m, d) = civil(fromDays: days)
         let h = msOfDay / 3_600_000, min = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, milli = msOfDay % 1000
-        if (0...9999).contains(y) {
-            // The usual case, fixed width: 24 bytes written in place and appended at once.
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
-                func put(_ value: Int, _ width: Int, at offset: Int, then separator: Unicode.Scalar) {
-                    var rest = value
-                    for index in stride(from: offset + width - 1, through: offset, by: -1) {
-                        buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                        rest /= 10
-                    }
-                    buffer[offset + width] = UInt8(ascii: separator)
+        // The year may be any width; the 20 bytes after it never vary in width and are written
+        // in place, then appended at once.
+        appendDigits(y, 4, &text)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            func put(_ separator: Unicode.Scalar, _ value: Int, _ width: Int, at offset: Int) {
+                buffer[offset] = UInt8(ascii: separator)
+                var rest = value
+                for index in stride(from: offset + width, to: offset, by: -1) {
+                    buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
                 }
-                put(y, 4, at: 0, then: "-"); put(m, 2, at: 5, then: "-"); put(d, 2, at: 8, then: "T")
-                put(h, 2, at: 11, then: ":"); put(min, 2, at: 14, then: ":"); put(s, 2, at: 17, then: ".")
-                put(milli, 3, at: 20, then: "Z")
-                text.append(contentsOf: UnsafeBufferPointer(buffer))
             }
-        }
-        let fields: [(value: Int, width: Int, then: Unicode.Scalar)] =
-            [(y, 4, "-"), (m, 2, "-"), (d, 2, "T"), (h, 2, ":"), (min, 2, ":"), (s, 2, "."), (milli, 3, "Z")]
-        for field in fields {
-            appendDigits(field.value, field.width, &text)
-            text.append(UInt8(ascii: field.then))
+            put("-", m, 2, at: 0); put("-", d, 2, at: 3); put("T", h, 2, at: 6)
+            put(":", min, 2, at: 9); put(":", s, 2, at: 12); put(".", milli, 3, at: 15)
+            buffer[19] = UInt8(ascii: "Z")
+            text.append(contentsOf: UnsafeBufferPointer(buffer))
         }
     }
 
