@@ -28,6 +28,15 @@ public final class ConnectionPool: Sendable {
         var openCount = 0
         var waiting: [PoolJob] = []
         var closed = false
+
+        /// The oldest waiting job nobody cancelled or timed out; settled ones are dropped.
+        mutating func takeWaiting() -> PoolJob? {
+            while !waiting.isEmpty {
+                let candidate = waiting.removeFirst()
+                if !candidate.isSettled { return candidate }
+            }
+            return nil
+        }
     }
 
     public init(connectionString: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(5),
@@ -141,10 +150,7 @@ public final class ConnectionPool: Sendable {
             let usable = connection.connection.isUsable
             let after = state.withLock { state -> AfterWork in
                 guard usable, !state.closed else { return .drop }
-                while !state.waiting.isEmpty {
-                    let candidate = state.waiting.removeFirst()
-                    if !candidate.isSettled { return .serve(candidate) }
-                }
+                if let next = state.takeWaiting() { return .serve(next) }
                 state.idle.append(connection)
                 return .idle
             }
@@ -166,15 +172,9 @@ public final class ConnectionPool: Sendable {
     private func slotFreed() {
         let next = state.withLock { state -> PoolJob? in
             state.openCount -= 1
-            guard !state.closed else { return nil }
-            while !state.waiting.isEmpty {
-                let candidate = state.waiting.removeFirst()
-                if !candidate.isSettled {
-                    state.openCount += 1
-                    return candidate
-                }
-            }
-            return nil
+            guard !state.closed, let next = state.takeWaiting() else { return nil }
+            state.openCount += 1
+            return next
         }
         if let next { open(for: next) }
     }
