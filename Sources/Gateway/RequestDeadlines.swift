@@ -22,7 +22,8 @@ final class RequestDeadlines: Sendable {
 
     init(resolution: Duration = .milliseconds(50)) {
         Task.detached { [weak self] in
-            while !Task.isCancelled {
+            // Ends once the middleware that owns it is gone.
+            while true {
                 try? await Task.sleep(for: resolution)
                 guard let self else { return }
                 self.cancelExpired(at: .now)
@@ -44,19 +45,17 @@ final class RequestDeadlines: Sendable {
         }
         do {
             let value = try await work()
-            if let ticket { _ = finish(ticket) }
+            if let ticket { _ = finishExpired(ticket) }
             return value
         } catch {
-            if let ticket, finish(ticket) == .expired { throw timedOut }
+            if let ticket, finishExpired(ticket) { throw timedOut }
             throw error
         }
     }
 
-    private enum Outcome { case inTime, expired }
-
-    private func finish(_ ticket: UInt64) -> Outcome {
-        // Gone means the sweeper took it out and cancelled it.
-        state.withLock { $0.running.removeValue(forKey: ticket) } == nil ? .expired : .inTime
+    /// Takes the request out; true when the sweeper already had (it expired and was cancelled).
+    private func finishExpired(_ ticket: UInt64) -> Bool {
+        state.withLock { $0.running.removeValue(forKey: ticket) } == nil
     }
 
     private func cancelExpired(at now: ContinuousClock.Instant) {
