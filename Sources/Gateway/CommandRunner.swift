@@ -111,7 +111,7 @@ struct CommandRunner: Sendable {
     static func replay(_ answer: IdempotencyStore.Answer) -> Response {
         let status = HTTPResponse.Status(code: answer.status)
         if answer.body.isEmpty { return GatewayServices.noContent(logPosition: answer.logPosition) }
-        return GatewayServices.jsonData(Data(answer.body.utf8), status: status, logPosition: answer.logPosition)
+        return GatewayServices.jsonData(answer.body.utf8, status: status, logPosition: answer.logPosition)
     }
 }
 

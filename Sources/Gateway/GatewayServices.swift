@@ -61,14 +61,11 @@ public struct GatewayServices: Sendable {
     }
 
     static func json(_ value: some JSONObjectWritable, status: HTTPResponse.Status = .ok, logPosition: String? = nil) throws -> Response {
-        jsonBytes(try ResponseEncoder().bytes(value), status: status, logPosition: logPosition)
+        jsonData(try ResponseEncoder().bytes(value), status: status, logPosition: logPosition)
     }
 
-    static func jsonData(_ data: Data, status: HTTPResponse.Status, logPosition: String?) -> Response {
-        jsonBytes(data, status: status, logPosition: logPosition)
-    }
-
-    private static func jsonBytes(_ bytes: some Sequence<UInt8>, status: HTTPResponse.Status, logPosition: String?) -> Response {
+    /// An answer whose JSON text is already made (stored idempotent answers, encoded objects).
+    static func jsonData(_ bytes: some Sequence<UInt8>, status: HTTPResponse.Status, logPosition: String?) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         if let logPosition { headers[.logPosition] = logPosition }

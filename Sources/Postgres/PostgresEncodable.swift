@@ -38,7 +38,7 @@ extension String: PostgresEncodable { public var postgresText: String? { self } 
 /// Integers are sent in decimal, in arrays unquoted.
 extension PostgresEncodable where Self: BinaryInteger {
     public var postgresText: String? { String(self) }
-    public func appendArrayElement(to out: inout [UInt8]) { out += Array(String(self).utf8) }
+    public func appendArrayElement(to out: inout [UInt8]) { out.append(contentsOf: String(self).utf8) }
 }
 extension Int: PostgresEncodable {}
 extension Int32: PostgresEncodable {}
@@ -46,7 +46,7 @@ extension Int64: PostgresEncodable {}
 extension UInt64: PostgresEncodable {}
 extension Double: PostgresEncodable {
     public var postgresText: String? { self.description }
-    public func appendArrayElement(to out: inout [UInt8]) { out += Array(description.utf8) }
+    public func appendArrayElement(to out: inout [UInt8]) { out.append(contentsOf: description.utf8) }
 }
 extension Bool: PostgresEncodable {
     public var postgresText: String? { self ? "t" : "f" }
