@@ -7,6 +7,7 @@ import Postgres
 ///
 /// Lists are newest first, keyed by (time in microseconds, id) or, for notifications, by the
 /// event's feed position, with one extra row fetched to know whether a next page exists.
+/// Each query's statement is a static constant beside it: built once, not interpolated per call.
 public struct ReadModels: Sendable {
     let pool: ConnectionPool
     let gate: DatabaseGate
@@ -39,6 +40,8 @@ public struct ReadModels: Sendable {
 
     // MARK: Profiles
 
+    static let profileSQL = "SELECT \(cardColumns("p")) FROM profiles p WHERE p.user_id = $1"
+
     /// The caller's own profile.
     public func profile(of user: UUID) async throws -> ProfileJSON? {
         try await gate.withConnection(pool) { connection in
@@ -49,6 +52,15 @@ public struct ReadModels: Sendable {
         }
     }
 
+    static let cardSQL = """
+        SELECT \(cardColumns("p")) FROM profiles p
+        WHERE p.user_id = $1 AND (
+            $1 = $2
+            OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
+            OR EXISTS (SELECT 1 FROM mate_requests r WHERE (r.from_user = $1 AND r.to_user = $2) OR (r.from_user = $2 AND r.to_user = $1))
+            OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
+        """
+
     /// The card of `other` if `viewer` may see it: themselves, a mate, or someone with a mate
     /// request or a walk between the two. Anyone else is indistinguishable from nobody.
     public func card(of other: UUID, seenBy viewer: UUID) async throws -> CardJSON? {
@@ -58,6 +70,15 @@ public struct ReadModels: Sendable {
     }
 
     // MARK: Mates
+
+    static let matesSQL = """
+        SELECT \(cardColumns("p")), m.mates_since, (extract(epoch FROM m.mates_since) * 1000000)::bigint
+        FROM mates m JOIN profiles p ON p.user_id = m.mate_id
+        WHERE m.user_id = $1
+          AND ($2::bigint IS NULL OR (m.mates_since, m.mate_id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+        ORDER BY m.mates_since DESC, m.mate_id DESC
+        LIMIT $4
+        """
 
     /// The caller's mates, newest first.
     public func mates(of user: UUID, page: PageRequest) async throws -> PageJSON<MateJSON> {
@@ -77,6 +98,17 @@ public struct ReadModels: Sendable {
         (MateRequestJSON(requestID: try row.uuid(0), from: try card(row, at: 5).card, to: try card(row, at: 15).card,
                          status: try row.string(1), createdAt: try row.date(2), updatedAt: try row.date(3)), try row.int64(4))
     }
+
+    static let mateRequestsSQL = """
+        SELECT \(requestColumns)
+        FROM mate_requests r JOIN profiles f ON f.user_id = r.from_user JOIN profiles t ON t.user_id = r.to_user
+        WHERE (($2::text IS NULL AND (r.from_user = $1 OR r.to_user = $1))
+               OR ($2 = 'incoming' AND r.to_user = $1) OR ($2 = 'outgoing' AND r.from_user = $1))
+          AND ($3::text IS NULL OR r.status = $3)
+          AND ($4::bigint IS NULL OR (r.created_at, r.request_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
+        ORDER BY r.created_at DESC, r.request_id DESC
+        LIMIT $6
+        """
 
     /// The caller's mate requests, newest first; `incoming`, `outgoing` or both, optionally by status.
     public func mateRequests(of user: UUID, direction: Direction?, status: String?, page: PageRequest) async throws -> PageJSON<MateRequestJSON> {
@@ -100,12 +132,32 @@ public struct ReadModels: Sendable {
                          createdAt: try row.date(6), expiresAt: expiresAt, answeredAt: try row.optionalDate(8)), try row.int64(9))
     }
 
+    static let walkSQL = """
+        SELECT \(walkColumns)
+        FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
+        WHERE w.walk_id = $1 AND (w.from_user = $2 OR w.to_user = $2)
+        """
+
     /// One walk, if `viewer` sent or received it.
     public func walk(_ id: UUID, seenBy viewer: UUID) async throws -> WalkJSON? {
         try await gate.withConnection(pool) { connection in
             try connection.execute(Self.walkSQL, [id, viewer], prepared: true).first.map { try Self.walk($0, now: Date()).0 }
         }
     }
+
+    static let walksSQL = """
+        SELECT \(walkColumns)
+        FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
+        WHERE (($2::text IS NULL AND (w.from_user = $1 OR w.to_user = $1))
+               OR ($2 = 'incoming' AND w.to_user = $1) OR ($2 = 'outgoing' AND w.from_user = $1))
+          AND ($3::text IS NULL
+               OR ($3 = 'pending' AND w.status = 'pending' AND w.expires_at > $7::timestamptz)
+               OR ($3 = 'expired' AND (w.status = 'expired' OR (w.status = 'pending' AND w.expires_at <= $7::timestamptz)))
+               OR ($3 NOT IN ('pending', 'expired') AND w.status = $3))
+          AND ($4::bigint IS NULL OR (w.created_at, w.walk_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
+        ORDER BY w.created_at DESC, w.walk_id DESC
+        LIMIT $6
+        """
 
     /// The caller's walks, newest first; `incoming`, `outgoing` or both, optionally by status.
     /// `expired` also finds pending walks past their deadline (they are shown as expired).
@@ -133,6 +185,14 @@ public struct ReadModels: Sendable {
                          position: LogPosition(transactionID: try row.uint64(11), position: try row.int64(12)))
     }
 
+    static let notificationsSQL = """
+        SELECT \(notificationColumns) FROM notifications n
+        WHERE n.user_id = $1
+          AND ($2::text IS NULL OR (n.log_transaction_id, n.log_position) < ($2::xid8, $3::bigint))
+        ORDER BY n.log_transaction_id DESC, n.log_position DESC
+        LIMIT $4
+        """
+
     /// The caller's inbox, newest first (by the feed position of the event behind each entry).
     public func notifications(of user: UUID, page: PageRequest) async throws -> PageJSON<NotificationJSON> {
         let after = try page.after.map { parts -> LogPosition in
@@ -144,6 +204,13 @@ public struct ReadModels: Sendable {
             return page.page(rows, item: { $0 }, key: { (String($0.position.transactionID), String($0.position.position)) })
         }
     }
+
+    static let notificationsAfterSQL = """
+        SELECT \(notificationColumns) FROM notifications n
+        WHERE n.user_id = $1 AND (n.log_transaction_id, n.log_position) > ($2::xid8, $3::bigint)
+        ORDER BY n.log_transaction_id, n.log_position
+        LIMIT $4
+        """
 
     /// The caller's entries after `position`, oldest first (the SSE stream).
     public func notifications(of user: UUID, after position: LogPosition, limit: Int) async throws -> [NotificationJSON] {
@@ -173,75 +240,4 @@ public struct ReadModels: Sendable {
 /// `?direction=` of the list routes.
 public enum Direction: String, Sendable {
     case incoming, outgoing
-}
-
-/// The statements of the queries above.
-extension ReadModels {
-    // Built once: interpolating them per call showed up in profiles.
-
-    static let profileSQL = "SELECT \(cardColumns("p")) FROM profiles p WHERE p.user_id = $1"
-
-    static let cardSQL = """
-        SELECT \(cardColumns("p")) FROM profiles p
-        WHERE p.user_id = $1 AND (
-            $1 = $2
-            OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
-            OR EXISTS (SELECT 1 FROM mate_requests r WHERE (r.from_user = $1 AND r.to_user = $2) OR (r.from_user = $2 AND r.to_user = $1))
-            OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
-        """
-
-    static let matesSQL = """
-        SELECT \(cardColumns("p")), m.mates_since, (extract(epoch FROM m.mates_since) * 1000000)::bigint
-        FROM mates m JOIN profiles p ON p.user_id = m.mate_id
-        WHERE m.user_id = $1
-          AND ($2::bigint IS NULL OR (m.mates_since, m.mate_id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
-        ORDER BY m.mates_since DESC, m.mate_id DESC
-        LIMIT $4
-        """
-
-    static let mateRequestsSQL = """
-        SELECT \(requestColumns)
-        FROM mate_requests r JOIN profiles f ON f.user_id = r.from_user JOIN profiles t ON t.user_id = r.to_user
-        WHERE (($2::text IS NULL AND (r.from_user = $1 OR r.to_user = $1))
-               OR ($2 = 'incoming' AND r.to_user = $1) OR ($2 = 'outgoing' AND r.from_user = $1))
-          AND ($3::text IS NULL OR r.status = $3)
-          AND ($4::bigint IS NULL OR (r.created_at, r.request_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
-        ORDER BY r.created_at DESC, r.request_id DESC
-        LIMIT $6
-        """
-
-    static let walkSQL = """
-        SELECT \(walkColumns)
-        FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
-        WHERE w.walk_id = $1 AND (w.from_user = $2 OR w.to_user = $2)
-        """
-
-    static let walksSQL = """
-        SELECT \(walkColumns)
-        FROM walks w JOIN profiles f ON f.user_id = w.from_user JOIN profiles t ON t.user_id = w.to_user
-        WHERE (($2::text IS NULL AND (w.from_user = $1 OR w.to_user = $1))
-               OR ($2 = 'incoming' AND w.to_user = $1) OR ($2 = 'outgoing' AND w.from_user = $1))
-          AND ($3::text IS NULL
-               OR ($3 = 'pending' AND w.status = 'pending' AND w.expires_at > $7::timestamptz)
-               OR ($3 = 'expired' AND (w.status = 'expired' OR (w.status = 'pending' AND w.expires_at <= $7::timestamptz)))
-               OR ($3 NOT IN ('pending', 'expired') AND w.status = $3))
-          AND ($4::bigint IS NULL OR (w.created_at, w.walk_id) < (timestamptz 'epoch' + $4::bigint * interval '1 microsecond', $5::uuid))
-        ORDER BY w.created_at DESC, w.walk_id DESC
-        LIMIT $6
-        """
-
-    static let notificationsSQL = """
-        SELECT \(notificationColumns) FROM notifications n
-        WHERE n.user_id = $1
-          AND ($2::text IS NULL OR (n.log_transaction_id, n.log_position) < ($2::xid8, $3::bigint))
-        ORDER BY n.log_transaction_id DESC, n.log_position DESC
-        LIMIT $4
-        """
-
-    static let notificationsAfterSQL = """
-        SELECT \(notificationColumns) FROM notifications n
-        WHERE n.user_id = $1 AND (n.log_transaction_id, n.log_position) > ($2::xid8, $3::bigint)
-        ORDER BY n.log_transaction_id, n.log_position
-        LIMIT $4
-        """
 }
