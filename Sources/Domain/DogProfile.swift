@@ -5,7 +5,7 @@ import Foundation
 /// JSON keys are snake_case as in the API; `profile_image` is written as `null` when absent,
 /// so that the stored JSON always has the same keys.
 public struct DogProfile: Sendable, Equatable, Codable {
-    /// The owner's nickname, 2–8 characters, unique ignoring case.
+    /// The owner's nickname, 2–8 characters, unique after NFKC case folding (`FreeText.nicknameKey`).
     public var nickname: String
     /// The dog's name, 1–15 characters.
     public var dogName: String
@@ -40,23 +40,22 @@ public struct DogProfile: Sendable, Equatable, Codable {
     public static let keywordCount = 1...2
     public static let profileImageLength = 1...200
 
-    /// Checks every field rule; throws `validation_failed` naming the first bad field.
-    public func validate() throws(DomainError) {
-        guard Self.nicknameLength.contains(nickname.count) else {
-            throw .validationFailed(field: "nickname", reason: "must be 2 to 8 characters")
-        }
-        guard Self.dogNameLength.contains(dogName.count) else {
-            throw .validationFailed(field: "dog_name", reason: "must be 1 to 15 characters")
-        }
+    /// The profile as stored: every field rule checked and the text fields cleaned by
+    /// `FreeText` (NFC); throws `validation_failed` naming the first bad field.
+    public func validated() throws(DomainError) -> DogProfile {
+        var profile = self
+        profile.nickname = try FreeText.nickname(nickname, length: Self.nicknameLength)
+        profile.dogName = try FreeText.clean(dogName, field: "dog_name", length: Self.dogNameLength)
         guard Self.ageRange.contains(age) else {
             throw .validationFailed(field: "age", reason: "must be 0 to 99")
         }
         guard Self.keywordCount.contains(keywords.count), Set(keywords).count == keywords.count else {
             throw .validationFailed(field: "keywords", reason: "must be 1 or 2 distinct keywords")
         }
-        if let profileImage, !Self.profileImageLength.contains(profileImage.count) {
-            throw .validationFailed(field: "profile_image", reason: "must be 1 to 200 characters")
+        profile.profileImage = try profileImage.map { name throws(DomainError) in
+            try FreeText.clean(name, field: "profile_image", length: Self.profileImageLength)
         }
+        return profile
     }
 
     enum CodingKeys: String, CodingKey {

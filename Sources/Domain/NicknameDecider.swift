@@ -1,7 +1,7 @@
 import Foundation
 
-/// The decider of a `nickname-<lowercased>` stream: it makes nicknames unique ignoring case,
-/// because two users can only both hold "Rex" and "rex" by writing the same stream, and the
+/// The decider of a `nickname-<key>` stream (`FreeText.nicknameKey`): it makes nicknames unique
+/// ignoring case and spelling, because two users can only both hold "Rex" and "ｒｅｘ" by writing the same stream, and the
 /// log's optimistic concurrency lets only one of them win.
 public enum NicknameDecider {
     public enum Command: Sendable, Equatable {
@@ -25,14 +25,14 @@ public enum NicknameDecider {
         switch command {
         case .reserve(let nickname, let user):
             switch state.holder {
-            case nil: return [.nicknameReserved(NicknameClaim(nickname: nickname.lowercased(), userID: user, at: now))]
+            case nil: return [.nicknameReserved(NicknameClaim(nickname: FreeText.nicknameKey(nickname), userID: user, at: now))]
             case user: return []  // already mine
             default: throw .nicknameTaken
             }
         case .release(let nickname, let user):
             // Only the holder's release means anything; anyone else has nothing to give up.
             guard state.holder == user else { return [] }
-            return [.nicknameReleased(NicknameClaim(nickname: nickname.lowercased(), userID: user, at: now))]
+            return [.nicknameReleased(NicknameClaim(nickname: FreeText.nicknameKey(nickname), userID: user, at: now))]
         }
     }
 }

@@ -4,9 +4,9 @@ import Foundation
 /// how to fold them, and the decision across all of them.
 ///
 /// Where each rule of the app lives:
-/// - Dog profile fields: `DogProfile.validate()`; sign-up, profile changes and device token:
+/// - Dog profile fields: `DogProfile.validated()` and `FreeText`; sign-up, profile changes and device token:
 ///   `UserDecider`.
-/// - Nicknames unique ignoring case: `NicknameDecider` on `nickname-<lowercased>` streams,
+/// - Nicknames unique ignoring case: `NicknameDecider` on `nickname-<key>` streams,
 ///   written in the same append as the user stream (here, `.registerUser` / `.updateProfile`).
 /// - Drop tokens, mate requests, answers, unpairing: `MatesDecider` on `mates-<lo>-<hi>`.
 /// - Walk requests, answers, cancelling, expiry: `WalkDecider` on `walk-<uuid>`;

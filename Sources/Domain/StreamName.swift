@@ -3,7 +3,7 @@ import Foundation
 /// The name of one event stream (one aggregate) in the log.
 ///
 /// Four kinds exist, each named by a fixed prefix:
-/// `user-<uuid>`, `nickname-<lowercased nickname>`, `mates-<lo uuid>-<hi uuid>`, `walk-<uuid>`.
+/// `user-<uuid>`, `nickname-<nickname key>`, `mates-<lo uuid>-<hi uuid>`, `walk-<uuid>`.
 /// UUIDs are always rendered lowercase so that one aggregate has exactly one name.
 public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The kinds of stream, one per aggregate.
@@ -29,9 +29,10 @@ public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
         StreamName(unchecked: "user-\(id.lowercasedString)")
     }
 
-    /// The stream reserving one nickname; case is folded so "Rex" and "rex" collide.
+    /// The stream reserving one nickname, named by its `FreeText.nicknameKey`, so "Rex", "rex"
+    /// and "ｒｅｘ" collide (for ASCII the key is the lowercased nickname, as it always was).
     public static func nickname(_ nickname: String) -> StreamName {
-        StreamName(unchecked: "nickname-\(nickname.lowercased())")
+        StreamName(unchecked: "nickname-\(FreeText.nicknameKey(nickname))")
     }
 
     /// The stream of everything between two users; the same name whichever order they come in.

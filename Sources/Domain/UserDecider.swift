@@ -40,7 +40,7 @@ public enum UserDecider {
     public static func decide(_ command: Command, _ state: UserState, now: Date) throws(DomainError) -> [Event] {
         switch command {
         case .register(let userID, let profile):
-            try profile.validate()
+            let profile = try profile.validated()
             // User ids are made by the server; a second sign-up on one stream is a bug, not a retry
             // (retries are caught earlier by the command id).
             guard !state.isRegistered else { throw .alreadyExists }
@@ -48,8 +48,7 @@ public enum UserDecider {
 
         case .updateProfile(let userID, let changes):
             guard let current = state.profile else { throw .userNotFound }
-            let updated = changes.applied(to: current)
-            try updated.validate()
+            let updated = try changes.applied(to: current).validated()
             // Nothing changed: record nothing.
             guard updated != current else { return [] }
             return [.profileUpdated(ProfileUpdated(userID: userID, profile: updated, updatedAt: now))]

@@ -47,9 +47,7 @@ public enum WalkDecider {
     public static func decide(_ command: Command, _ state: WalkState, now: Date, walkTTL: TimeInterval) throws(DomainError) -> [Event] {
         switch command {
         case .send(let walkID, let from, let to, let message, let latitude, let longitude, let placeName):
-            guard messageLength.contains(message.count) else {
-                throw .validationFailed(field: "message", reason: "must be 1 to 100 characters")
-            }
+            let message = try FreeText.clean(message, field: "message", length: messageLength)
             // Range checks also keep NaN and infinities out of the log.
             guard latitudeRange.contains(latitude) else {
                 throw .validationFailed(field: "latitude", reason: "must be between -90 and 90")
@@ -57,8 +55,8 @@ public enum WalkDecider {
             guard longitudeRange.contains(longitude) else {
                 throw .validationFailed(field: "longitude", reason: "must be between -180 and 180")
             }
-            if let placeName, !placeNameLength.contains(placeName.count) {
-                throw .validationFailed(field: "place_name", reason: "must be 1 to 100 characters")
+            let placeName = try placeName.map { name throws(DomainError) in
+                try FreeText.clean(name, field: "place_name", length: placeNameLength)
             }
             // Walk ids are made by the server; the stream must be new.
             guard !state.exists else { throw .alreadyExists }

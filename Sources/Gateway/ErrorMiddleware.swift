@@ -21,10 +21,12 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch {
             let apiError = map(error, request: request, context: context)
             // A bug is an error; an expected 503 (database away, overload, not caught up) a warning.
+            // Log lines name the kind of failure and its SQLSTATE, never the values: a server
+            // message can quote what the client sent.
             if apiError.code == APIError.internalError.code {
-                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "code": "\(apiError.code)"])
-            } else if apiError.status.code >= 500 {
-                context.logger.warning("request not served", metadata: ["error": "\(error)", "code": "\(apiError.code)"])
+                context.logger.error("request failed", metadata: ["error": "\(Self.logSummary(error))", "code": "\(apiError.code)"])
+            } else if apiError.status.code >= 500 || error is PostgresError {
+                context.logger.warning("request not served", metadata: ["error": "\(Self.logSummary(error))", "code": "\(apiError.code)"])
             }
             return try apiError.response(from: request, context: context)
         }
@@ -51,11 +53,23 @@ struct ErrorMiddleware: RouterMiddleware {
             }
         case let error as PostgresError:
             if case .poolTimeout = error { return .overloaded }
-            return error.isConnectionProblem ? .unavailable : .internalError
+            if error.isTransient { return .unavailable }
+            if error.isInvalidInput { return .invalidValue }
+            return .internalError
         case is CancellationError:
             return .requestTimeout
         default:
             return translate(error) ?? .internalError
+        }
+    }
+
+    /// What a log line may say about `error`: its type, and for database errors the SQLSTATE.
+    static func logSummary(_ error: any Error) -> String {
+        switch error {
+        case let error as PostgresError: error.logSummary
+        case let error as APIError: error.code
+        case let error as DomainError: error.apiError.code
+        default: String(reflecting: type(of: error))
         }
     }
 }

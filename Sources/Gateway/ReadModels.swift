@@ -177,12 +177,13 @@ public struct ReadModels: Sendable {
         n.longitude, n.place_name, n.created_at, n.log_transaction_id, n.log_position
         """
 
-    static func notification(_ row: Row) throws -> NotificationJSON {
-        NotificationJSON(notificationID: try row.uuid(0), category: try row.string(1), fromUser: try row.uuid(2),
-                         fromDogName: try row.string(3), requestID: try row.optionalUUID(4), walkID: try row.optionalUUID(5),
-                         message: row.optionalString(6), latitude: try row.optionalDouble(7), longitude: try row.optionalDouble(8),
-                         placeName: row.optionalString(9), createdAt: try row.date(10),
-                         position: LogPosition(transactionID: try row.uint64(11), position: try row.int64(12)))
+    /// An entry from `notificationColumns`, starting at column `offset`.
+    static func notification(_ row: Row, offset o: Int = 0) throws -> NotificationJSON {
+        NotificationJSON(notificationID: try row.uuid(o), category: try row.string(o + 1), fromUser: try row.uuid(o + 2),
+                         fromDogName: try row.string(o + 3), requestID: try row.optionalUUID(o + 4), walkID: try row.optionalUUID(o + 5),
+                         message: row.optionalString(o + 6), latitude: try row.optionalDouble(o + 7), longitude: try row.optionalDouble(o + 8),
+                         placeName: row.optionalString(o + 9), createdAt: try row.date(o + 10),
+                         position: LogPosition(transactionID: try row.uint64(o + 11), position: try row.int64(o + 12)))
     }
 
     static let notificationsSQL = """
@@ -196,11 +197,12 @@ public struct ReadModels: Sendable {
     /// The caller's inbox, newest first (by the feed position of the event behind each entry).
     public func notifications(of user: UUID, page: PageRequest) async throws -> PageJSON<NotificationJSON> {
         let after = try page.after.map { parts -> LogPosition in
-            guard let xid = UInt64(parts.0), let position = Int64(parts.1) else { throw APIError.validation("cursor", "cursor is not one we gave out") }
+            // xid8 and log positions are never negative; bigint and xid8 hold the rest.
+            guard let xid = UInt64(parts.0), let position = Int64(parts.1), position >= 0 else { throw APIError.validation("cursor", "cursor is not one we gave out") }
             return LogPosition(transactionID: xid, position: position)
         }
         return try await gate.withConnection(pool) { connection in
-            let rows = try connection.execute(Self.notificationsSQL, [user, after.map { String($0.transactionID) }, after?.position, page.limit + 1], prepared: true).rows.map(Self.notification)
+            let rows = try connection.execute(Self.notificationsSQL, [user, after.map { String($0.transactionID) }, after?.position, page.limit + 1], prepared: true).rows.map { try Self.notification($0) }
             return page.page(rows, item: { $0 }, key: { (String($0.position.transactionID), String($0.position.position)) })
         }
     }
@@ -215,7 +217,43 @@ public struct ReadModels: Sendable {
     /// The caller's entries after `position`, oldest first (the SSE stream).
     public func notifications(of user: UUID, after position: LogPosition, limit: Int) async throws -> [NotificationJSON] {
         try await gate.withConnection(pool) { connection in
-            try connection.execute(Self.notificationsAfterSQL, [user, String(position.transactionID), position.position, limit], prepared: true).rows.map(Self.notification)
+            try connection.execute(Self.notificationsAfterSQL, [user, String(position.transactionID), position.position, limit], prepared: true).rows.map { try Self.notification($0) }
+        }
+    }
+
+    /// The live feed's round: entries of any of `users` after `position`, oldest first, with the
+    /// notifications projector's checkpoint read in the same snapshot. The projector commits its
+    /// rows and its checkpoint together, so every entry up to that checkpoint is in this answer
+    /// (or, when `limit` cut it short, up to the last entry returned).
+    static let feedSQL = """
+        WITH checkpoint AS (
+            SELECT coalesce(max(transaction_id), '0'::xid8) AS transaction_id, coalesce(max(position), 0) AS position
+            FROM projector_checkpoints WHERE projector = 'notifications'
+        )
+        SELECT c.transaction_id, c.position, n.*
+        FROM checkpoint c
+        LEFT JOIN LATERAL (
+            SELECT \(notificationColumns), n.user_id FROM notifications n
+            WHERE (n.log_transaction_id, n.log_position) > ($2::xid8, $3::bigint) AND n.user_id = ANY($1::uuid[])
+            ORDER BY n.log_transaction_id, n.log_position
+            LIMIT $4
+        ) n ON true
+        """
+
+    /// One round of `NotificationFeed`: new entries of `users` after `position` and the
+    /// position the feed has now read to.
+    public func feed(users: [UUID], after position: LogPosition, limit: Int) async throws
+        -> (entries: [(user: UUID, entry: NotificationJSON)], readTo: LogPosition) {
+        try await gate.withConnection(pool) { connection in
+            let rows = try connection.execute(Self.feedSQL, [users, String(position.transactionID), position.position, limit],
+                                              prepared: true).rows
+            guard let first = rows.first else { return ([], position) }
+            let checkpoint = LogPosition(transactionID: try first.uint64(0), position: try first.int64(1))
+            let entries = try rows.filter { !$0.isNull(2) }.map { row in
+                (user: try row.uuid(15), entry: try Self.notification(row, offset: 2))
+            }
+            let readTo = entries.count == limit ? entries[entries.count - 1].entry.position : max(checkpoint, position)
+            return (entries, readTo)
         }
     }
 
@@ -228,9 +266,13 @@ public struct ReadModels: Sendable {
 
     // MARK: Cursors
 
+    /// Microseconds since 1970 of the years a row of ours can carry (1970 to 9999): a forged
+    /// cursor outside them would overflow PostgreSQL's timestamp arithmetic.
+    static let cursorMicros: ClosedRange<Int64> = 0...253_402_300_799_999_999
+
     /// A (microseconds, uuid) cursor, checked.
     static func timeKey(_ parts: (String, String)) throws -> (micros: Int64, id: UUID) {
-        guard let micros = Int64(parts.0), let id = UUID(uuidString: parts.1) else {
+        guard let micros = Int64(parts.0), Self.cursorMicros.contains(micros), let id = UUID(uuidString: parts.1) else {
             throw APIError.validation("cursor", "cursor is not one we gave out")
         }
         return (micros, id)

@@ -62,7 +62,7 @@ public final class Connection {
     @discardableResult
     public func execute(_ sql: String, _ parameters: [any PostgresEncodable] = [], prepared: Bool = false) throws -> QueryResult {
         let name = prepared ? try preparedName(sql, parameterCount: parameters.count) : nil
-        let result = withParameters(parameters) { values in
+        let result = try withParameters(parameters) { values in
             if let name { return PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
             return PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
         }
@@ -132,10 +132,12 @@ public final class Connection {
     private func pipelineChunk(_ statements: ArraySlice<Statement>, syncEach: Bool) throws -> [QueryResult] {
         // Preparing is a round trip of its own; it happens once per connection and statement.
         let names = try statements.map { $0.prepared ? try preparedName($0.sql, parameterCount: $0.parameters.count) : nil }
+        // Refuse bad parameters before the first send: a pipeline cut short cannot be left cleanly.
+        for statement in statements { try Self.checkParameters(statement.parameters.map { $0.postgresText }) }
         guard PQenterPipelineMode(handle) == 1 else { throw lostOrProtocol("cannot enter pipeline mode") }
         defer { PQexitPipelineMode(handle) }
         for (statement, name) in zip(statements, names) {
-            let sent = withParameters(statement.parameters) { values in
+            let sent = try withParameters(statement.parameters) { values in
                 if let name { return PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
                 return PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values, nil, nil, 0)
             }
@@ -263,11 +265,20 @@ public final class Connection {
 
     // MARK: Helpers
 
-    private func withParameters<R>(_ parameters: [any PostgresEncodable], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    private static func checkParameters(_ texts: [String?]) throws {
+        if let index = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+            throw PostgresError.invalidParameter(index: index + 1, reason: "contains a NUL byte")
+        }
+    }
+
+    /// Parameters travel as C strings, so a NUL byte would silently cut a value short (and
+    /// PostgreSQL's text cannot hold one anyway): such a parameter is refused before sending.
+    private func withParameters<R>(_ parameters: [any PostgresEncodable], _ body: ([UnsafePointer<CChar>?]) throws -> R) throws -> R {
         let texts = parameters.map { $0.postgresText }
+        try Self.checkParameters(texts)
         var pointers: [UnsafeMutablePointer<CChar>?] = texts.map { $0.flatMap { strdup($0) } }
         defer { for pointer in pointers { free(pointer) } }
-        return body(pointers.map { UnsafePointer($0) })
+        return try body(pointers.map { UnsafePointer($0) })
     }
 
     private func check(_ raw: OpaquePointer?) throws -> QueryResult {

@@ -14,6 +14,8 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
     case decoding(column: String, value: String?, as: String)
     /// libpq reported something this wrapper does not expect.
     case protocolViolation(message: String)
+    /// A parameter (1-based) that cannot be sent, such as text holding a NUL byte; nothing was sent.
+    case invalidParameter(index: Int, reason: String)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
         case .poolClosed: return "the connection pool is closed"
         case .decoding(let column, let value, let type): return "column \(column): cannot read \(value ?? "NULL") as \(type)"
         case .protocolViolation(let message): return "unexpected libpq state: \(message)"
+        case .invalidParameter(let index, let reason): return "parameter $\(index) \(reason)"
         }
     }
 
@@ -31,6 +34,38 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
     public var sqlState: String? {
         if case .server(let error) = self { return error.sqlState }
         return nil
+    }
+
+    /// A description safe for logs: the kind of failure and the SQLSTATE, never the values
+    /// involved (a server message or detail can quote a client's data, as in "Key (x)=(…)").
+    public var logSummary: String {
+        switch self {
+        case .connectionFailed: return "connection_failed"
+        case .connectionLost: return "connection_lost"
+        case .server(let error): return "sqlstate=\(error.sqlState)" + (error.constraint.map { " constraint=\($0)" } ?? "")
+        case .poolTimeout: return "pool_timeout"
+        case .poolClosed: return "pool_closed"
+        case .decoding(let column, _, let type): return "decoding column=\(column) as=\(type)"
+        case .protocolViolation: return "protocol_violation"
+        case .invalidParameter(let index, let reason): return "invalid_parameter index=\(index) \(reason)"
+        }
+    }
+
+    /// True when the statement failed for a passing reason and the same request may succeed
+    /// when tried again: a statement timeout or cancellation, a serialization failure or
+    /// deadlock, a lock not available, the server short of resources or shutting down.
+    public var isTransient: Bool {
+        guard case .server(let error) = self else { return isConnectionProblem }
+        let state = error.sqlState
+        return state.hasPrefix("40") || state.hasPrefix("53") || state.hasPrefix("57") || state == "55P03" || state.hasPrefix("08")
+    }
+
+    /// True when the server refused a value (SQLSTATE class 22, data exception: out of range,
+    /// untranslatable character, invalid text) or the wrapper refused a parameter: the input,
+    /// not the server, is at fault.
+    public var isInvalidInput: Bool {
+        if case .invalidParameter = self { return true }
+        return sqlState?.hasPrefix("22") == true
     }
 
     /// True when the failure was about reaching the server rather than the statement itself.

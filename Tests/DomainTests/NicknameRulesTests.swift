@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Domain
 
-/// Nicknames are unique ignoring case, through the `nickname-<lowercased>` streams.
+/// Nicknames are unique ignoring case and spelling, through the `nickname-<key>` streams.
 final class NicknameRulesTests: XCTestCase {
     func test_nickname_uniqueIgnoringCase_nicknameTaken() throws {
         var w = World()

@@ -21,42 +21,42 @@ final class ProfileRulesTests: XCTestCase {
     }
 
     func test_dogName_mustBe1To15Characters() throws {
-        assertRefused("validation_failed", field: "dog_name") { try profile(dogName: "").validate() }
-        assertRefused("validation_failed", field: "dog_name") { try profile(dogName: String(repeating: "x", count: 16)).validate() }
-        XCTAssertNoThrow(try profile(dogName: String(repeating: "x", count: 15)).validate())
+        assertRefused("validation_failed", field: "dog_name") { _ = try profile(dogName: "").validated() }
+        assertRefused("validation_failed", field: "dog_name") { _ = try profile(dogName: String(repeating: "x", count: 16)).validated() }
+        XCTAssertNoThrow(try profile(dogName: String(repeating: "x", count: 15)).validated())
         // Characters as the user sees them: 15 dog emoji are 15 characters.
-        XCTAssertNoThrow(try profile(dogName: String(repeating: "🐕", count: 15)).validate())
+        XCTAssertNoThrow(try profile(dogName: String(repeating: "🐕", count: 15)).validated())
         var w = World()
         assertRefused("validation_failed", field: "dog_name") { try w.run(.registerUser(userID: alice, profile: profile(dogName: ""))) }
     }
 
     func test_age_mustBe0To99() {
-        assertRefused("validation_failed", field: "age") { try profile(age: -1).validate() }
-        assertRefused("validation_failed", field: "age") { try profile(age: 100).validate() }
-        XCTAssertNoThrow(try profile(age: 0).validate())
-        XCTAssertNoThrow(try profile(age: 99).validate())
+        assertRefused("validation_failed", field: "age") { _ = try profile(age: -1).validated() }
+        assertRefused("validation_failed", field: "age") { _ = try profile(age: 100).validated() }
+        XCTAssertNoThrow(try profile(age: 0).validated())
+        XCTAssertNoThrow(try profile(age: 99).validated())
     }
 
     func test_keywords_mustBeOneOrTwoDistinct() {
-        assertRefused("validation_failed", field: "keywords") { try profile(keywords: []).validate() }
-        assertRefused("validation_failed", field: "keywords") { try profile(keywords: [.shy, .smart, .friendly]).validate() }
-        assertRefused("validation_failed", field: "keywords") { try profile(keywords: [.shy, .shy]).validate() }
-        XCTAssertNoThrow(try profile(keywords: [.independent]).validate())
-        XCTAssertNoThrow(try profile(keywords: [.energetic, .shy]).validate())
+        assertRefused("validation_failed", field: "keywords") { _ = try profile(keywords: []).validated() }
+        assertRefused("validation_failed", field: "keywords") { _ = try profile(keywords: [.shy, .smart, .friendly]).validated() }
+        assertRefused("validation_failed", field: "keywords") { _ = try profile(keywords: [.shy, .shy]).validated() }
+        XCTAssertNoThrow(try profile(keywords: [.independent]).validated())
+        XCTAssertNoThrow(try profile(keywords: [.energetic, .shy]).validated())
     }
 
     func test_nickname_mustBe2To8Characters() {
-        assertRefused("validation_failed", field: "nickname") { try profile(nickname: "R").validate() }
-        assertRefused("validation_failed", field: "nickname") { try profile(nickname: "Rexrexrex").validate() }
-        XCTAssertNoThrow(try profile(nickname: "Re").validate())
-        XCTAssertNoThrow(try profile(nickname: "Rexrexre").validate())
+        assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "R").validated() }
+        assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "Rexrexrex").validated() }
+        XCTAssertNoThrow(try profile(nickname: "Re").validated())
+        XCTAssertNoThrow(try profile(nickname: "Rexrexre").validated())
     }
 
     func test_profileImage_isOptional_butIfPresentMustBe1To200Characters() {
-        XCTAssertNoThrow(try profile(profileImage: nil).validate())
-        XCTAssertNoThrow(try profile(profileImage: String(repeating: "p", count: 200)).validate())
-        assertRefused("validation_failed", field: "profile_image") { try profile(profileImage: "").validate() }
-        assertRefused("validation_failed", field: "profile_image") { try profile(profileImage: String(repeating: "p", count: 201)).validate() }
+        XCTAssertNoThrow(try profile(profileImage: nil).validated())
+        XCTAssertNoThrow(try profile(profileImage: String(repeating: "p", count: 200)).validated())
+        assertRefused("validation_failed", field: "profile_image") { _ = try profile(profileImage: "").validated() }
+        assertRefused("validation_failed", field: "profile_image") { _ = try profile(profileImage: String(repeating: "p", count: 201)).validated() }
     }
 
     func test_sexSizeKeywords_spelledAsInTheAPI() {
