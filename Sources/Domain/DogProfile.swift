@@ -44,18 +44,36 @@ public struct DogProfile: Sendable, Equatable, Codable {
     /// `FreeText` (NFC); throws `validation_failed` naming the first bad field.
     public func validated() throws(DomainError) -> DogProfile {
         var profile = self
-        profile.nickname = try FreeText.nickname(nickname, length: Self.nicknameLength)
-        profile.dogName = try FreeText.clean(dogName, field: "dog_name", length: Self.dogNameLength)
-        guard Self.ageRange.contains(age) else {
-            throw .validationFailed(field: "age", reason: "must be 0 to 99")
-        }
-        guard Self.keywordCount.contains(keywords.count), Set(keywords).count == keywords.count else {
+        profile.nickname = try Self.validNickname(nickname)
+        profile.dogName = try Self.validDogName(dogName)
+        try Self.checkAge(age)
+        try Self.checkKeywords(keywords)
+        profile.profileImage = try profileImage.map(Self.validProfileImage)
+        return profile
+    }
+
+    // One rule per field, shared by whole profiles and partial changes (`ProfileChanges`).
+
+    static func validNickname(_ nickname: String) throws(DomainError) -> String {
+        try FreeText.nickname(nickname, length: nicknameLength)
+    }
+
+    static func validDogName(_ name: String) throws(DomainError) -> String {
+        try FreeText.clean(name, field: "dog_name", length: dogNameLength)
+    }
+
+    static func checkAge(_ age: Int) throws(DomainError) {
+        guard ageRange.contains(age) else { throw .validationFailed(field: "age", reason: "must be 0 to 99") }
+    }
+
+    static func checkKeywords(_ keywords: [Keyword]) throws(DomainError) {
+        guard keywordCount.contains(keywords.count), Set(keywords).count == keywords.count else {
             throw .validationFailed(field: "keywords", reason: "must be 1 or 2 distinct keywords")
         }
-        profile.profileImage = try profileImage.map { name throws(DomainError) in
-            try FreeText.clean(name, field: "profile_image", length: Self.profileImageLength)
-        }
-        return profile
+    }
+
+    static func validProfileImage(_ name: String) throws(DomainError) -> String {
+        try FreeText.clean(name, field: "profile_image", length: profileImageLength)
     }
 
     enum CodingKeys: String, CodingKey {

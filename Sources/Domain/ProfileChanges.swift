@@ -26,6 +26,19 @@ public struct ProfileChanges: Sendable, Equatable {
         self.profileImage = profileImage
     }
 
+    /// These changes with every given field checked and cleaned by the profile's rules. The
+    /// command handler names the nickname's stream before deciding, so a bad nickname must be
+    /// refused before that (and a refused request then touches no stream at all).
+    public func validated() throws(DomainError) -> ProfileChanges {
+        var changes = self
+        changes.nickname = try nickname.map(DogProfile.validNickname)
+        changes.dogName = try dogName.map(DogProfile.validDogName)
+        if let age { try DogProfile.checkAge(age) }
+        if let keywords { try DogProfile.checkKeywords(keywords) }
+        if case .some(.some(let image)) = profileImage { changes.profileImage = .some(try DogProfile.validProfileImage(image)) }
+        return changes
+    }
+
     /// The profile after applying these changes (not yet validated).
     public func applied(to profile: DogProfile) -> DogProfile {
         var p = profile

@@ -4,12 +4,16 @@ import Hummingbird
 /// Reads `Authorization: Bearer <token>` and finds the caller; anything else is `401 unauthorized`.
 struct Authenticator: Sendable {
     let tokens: TokenStore
+    let limiter: RateLimiter
 
-    /// The caller's user id.
-    func requireUser(_ request: Request) async throws -> UUID {
+    /// The caller's user id; the request spends the user's budget. A request without a good
+    /// token spends its address's budget, so guessing tokens is as slow as any anonymous flood.
+    func requireUser(_ request: Request, address: String) async throws -> UUID {
         guard let token = Self.bearerToken(request), let user = try await tokens.user(for: token) else {
+            try limiter.spend(.ip(address))
             throw APIError.unauthorized
         }
+        try limiter.spend(.user(user))
         return user
     }
 

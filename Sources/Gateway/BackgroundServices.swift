@@ -17,7 +17,9 @@ public struct BackgroundWork: OptionSet, Sendable {
     public static let walkExpiry = BackgroundWork(rawValue: 1 << 1)
     /// The NOTIFY listener that wakes this process's readers on other processes' appends.
     public static let listener = BackgroundWork(rawValue: 1 << 2)
-    public static let all: BackgroundWork = [.projections, .walkExpiry, .listener]
+    /// Deletes stored idempotent answers past their 24 hours (safe in several processes).
+    public static let idempotencyPurge = BackgroundWork(rawValue: 1 << 3)
+    public static let all: BackgroundWork = [.projections, .walkExpiry, .listener, .idempotencyPurge]
 }
 
 /// Runs the projectors until graceful shutdown, then stops them (their batches commit or roll
@@ -51,5 +53,29 @@ struct LogListenerService: Service {
         let listener = log.startListening(connectionString: connectionString, logger: logger)
         try? await gracefulShutdown()
         listener.stop()
+    }
+}
+
+/// Deletes expired idempotent answers every `interval` until graceful shutdown. Expired rows are
+/// already ignored by lookups; this only keeps the table (and the secrets sealed in it) small.
+struct IdempotencyPurgeService: Service {
+    let store: IdempotencyStore
+    var interval: Duration = .seconds(600)
+    let logger: Logger
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let purged = try await store.purge()
+                    if purged > 0 { logger.info("purged expired idempotent answers", metadata: ["rows": "\(purged)"]) }
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.warning("idempotency purge failed", metadata: ["error": "\(ErrorMiddleware.logSummary(error))"])
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ import Postgres
 import ServiceLifecycle
 
 /// The router with every route of API.md and the middleware chain:
-/// request id + log → metrics → JSON errors → timeout → route.
+/// request id + log → metrics → JSON errors → rate limits → timeout → route.
 public func buildRouter(_ services: GatewayServices, handler: CommandHandler) -> Router<GatewayRequestContext> {
     let runner = CommandRunner(services: services, handler: handler)
     let router = Router(context: GatewayRequestContext.self)
@@ -16,6 +16,7 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     router.add(middleware: MetricsMiddleware(metrics: services.metrics))
     router.add(middleware: ErrorMiddleware(routes: services.routes, maxBodyBytes: services.configuration.maxBodyBytes,
                                            translate: { _ in nil }))
+    router.add(middleware: RateLimitMiddleware(services: services))
     router.add(middleware: TimeoutMiddleware(timeout: services.configuration.requestTimeout,
                                              exempt: ["/v1/me/notifications/stream"]))
     OperationsController(services: services).addRoutes(to: router)
@@ -32,13 +33,15 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
 public func buildApplication(_ configuration: GatewayConfiguration, background: BackgroundWork = .all,
                              services extra: [any Service] = [],
                              logger: Logger = Logger(label: "sniffmeet.gateway")) throws -> some ApplicationProtocol {
-    let pool = ConnectionPool(connectionString: ConnectionOptions.withStatementTimeout(configuration.databaseURL,
-                                                                                      milliseconds: 5000),
+    let statementTimeout = configuration.statementTimeout.components
+    let pool = ConnectionPool(connectionString: ConnectionOptions.withStatementTimeout(
+                                  configuration.databaseURL,
+                                  milliseconds: Int(statementTimeout.seconds * 1000 + statementTimeout.attoseconds / 1_000_000_000_000_000)),
                               maxConnections: configuration.maxConnections, acquireTimeout: .seconds(2), logger: logger)
     let log = EventLog(pool: pool)
     let handler = CommandHandler(log: log, walkTTL: configuration.walkTTL)
     var backgroundServices: [any Service] = []
-    var waiter: ProjectionProgress.Waiter?
+    var waiter: ProjectionProgress.Waiter?, feedWaiter: ProjectionProgress.Waiter?
     if background.contains(.listener) {
         backgroundServices.append(LogListenerService(log: log, connectionString: configuration.databaseURL, logger: logger))
     }
@@ -47,14 +50,29 @@ public func buildApplication(_ configuration: GatewayConfiguration, background: 
         backgroundServices.append(ProjectionRunnerService(runner: runner))
         // In-process projectors wake waiting queries the moment they commit (no polling).
         waiter = { position, names, timeout in try await runner.waitUntil(position: position, projectors: names, timeout: timeout) }
+        // The live feed waits all the time; when another process owns the notifications
+        // projector, reading its checkpoint ten times a second is soon enough for a stream.
+        feedWaiter = { position, names, timeout in
+            try await runner.waitUntil(position: position, projectors: names, timeout: timeout, poll: .milliseconds(100))
+        }
     }
     if background.contains(.walkExpiry) {
         backgroundServices.append(WalkExpiryService(job: WalkExpiryJob(handler: handler, logger: logger)))
     }
-    let services = GatewayServices(configuration: configuration, pool: pool, log: log, waiter: waiter)
+    let services = GatewayServices(configuration: configuration, pool: pool, log: log, waiter: waiter, feedWaiter: feedWaiter)
+    // Live inbox streams are served by one feed per process, ended with the server.
+    backgroundServices.append(NotificationFeedService(feed: services.feed))
+    if background.contains(.idempotencyPurge) {
+        backgroundServices.append(IdempotencyPurgeService(store: services.idempotency, logger: logger))
+    }
     let router = buildRouter(services, handler: handler)
     return Application(
         router: router,
+        server: .http1(configuration: .init(
+            idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+                + configuration.idleTimeout.components.attoseconds / 1_000_000_000),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: configuration.maxHeaderBytes,
+                                            maxHeaderListSize: configuration.maxHeaderBytes, maxHeaderFieldCount: 100))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sniffmeet"),
         // Stopped in reverse order: the HTTP server first, then extras, background work, the pool last.
         services: [PoolCloser(pool: pool)] + backgroundServices + extra,

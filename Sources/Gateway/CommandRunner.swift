@@ -23,7 +23,10 @@ struct CommandRunner: Sendable {
 
     /// Runs `work` once per (caller, Idempotency-Key): a repeat with the same request gets the
     /// stored answer, one with a different request `422 idempotency_key_reused`.
-    func run(_ request: Request, scope: UUID, body: Data,
+    ///
+    /// With `handsOutToken`, a successful answer carries a bearer token that only this request
+    /// may ever see: it is not stored, and a repeat gets `409 already_registered` instead.
+    func run(_ request: Request, scope: UUID, body: Data, handsOutToken: Bool = false,
              _ work: @escaping @Sendable (CommandMetadata) async throws -> Result) async throws -> Response {
         let actor: UUID? = scope == IdempotencyStore.anonymous ? nil : scope
         guard let key = request.headers[.idempotencyKey] else {
@@ -39,19 +42,30 @@ struct CommandRunner: Sendable {
         }
         let metadata = CommandMetadata(commandID: IdempotencyStore.commandID(scope: scope, key: key), actor: actor)
         let answer: IdempotencyStore.Answer
+        var ownAnswer: Response?
         do {
             let result = try await work(metadata)
-            answer = .init(status: result.status.code, logPosition: result.logPosition?.description,
-                           body: result.body.map { String(decoding: $0, as: UTF8.self) } ?? "")
+            if handsOutToken {
+                ownAnswer = Self.response(result)
+                answer = try Self.stored(APIError.alreadyRegistered)
+            } else {
+                answer = .init(status: result.status.code, logPosition: result.logPosition?.description,
+                               body: result.body.map { String(decoding: $0, as: UTF8.self) } ?? "")
+            }
         } catch {
             // A refusal is the answer to this request too; failures worth retrying are not stored.
             guard let refusal = Self.refusal(error) else { throw error }
-            let body = try ResponseEncoder().encode(APIError.Body(error: .init(code: refusal.code, message: refusal.message, field: refusal.field)))
-            answer = .init(status: refusal.status.code, logPosition: nil, body: String(decoding: body, as: UTF8.self))
+            answer = try Self.stored(refusal)
         }
         let first = try await services.idempotency.store(scope: scope, key: key, requestHash: fingerprint, answer: answer)
         guard first.requestHash == fingerprint else { throw APIError.idempotencyKeyReused }
-        return Self.replay(first.answer)
+        return ownAnswer ?? Self.replay(first.answer)
+    }
+
+    /// A refusal as a stored answer.
+    static func stored(_ refusal: APIError) throws -> IdempotencyStore.Answer {
+        let body = try ResponseEncoder().encode(APIError.Body(error: .init(code: refusal.code, message: refusal.message, field: refusal.field)))
+        return .init(status: refusal.status.code, logPosition: nil, body: String(decoding: body, as: UTF8.self))
     }
 
     /// Handles a domain command and counts what it appended.

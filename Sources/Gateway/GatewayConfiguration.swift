@@ -1,3 +1,4 @@
+@preconcurrency import Crypto
 import Foundation
 
 /// Everything the gateway can be told from outside: flags of `sniffmeet serve` and the
@@ -32,6 +33,26 @@ public struct GatewayConfiguration: Sendable {
     public var maxConcurrentDatabaseWaits: Int
     /// How often the SSE stream sends a heartbeat comment.
     public var heartbeatInterval: Duration
+    /// Longest a statement of the gateway may run (`statement_timeout`); past it the request is
+    /// `503 unavailable` with `Retry-After`.
+    public var statementTimeout: Duration
+    /// Request budgets per client (`SNIFFMEET_RATE_LIMITS`).
+    public var rateLimits: RateLimiter.Budgets
+    /// Take the client's address from the last `X-Forwarded-For` hop instead of the TCP peer
+    /// (`SNIFFMEET_TRUST_FORWARDED_FOR=1`): only behind a proxy that sets that header.
+    public var trustForwardedFor: Bool
+    /// Live inbox streams allowed per user and per process (`SNIFFMEET_STREAMS_PER_USER`,
+    /// `SNIFFMEET_STREAMS_PER_PROCESS`).
+    public var streamLimits: NotificationFeed.Limits
+    /// How long a connection may sit idle between requests before it is closed
+    /// (`SNIFFMEET_IDLE_TIMEOUT_SECONDS`, default 30).
+    public var idleTimeout: Duration
+    /// Largest request head (request line and all header fields) accepted; a larger one is
+    /// `400` and the connection is closed (`SNIFFMEET_MAX_HEADER_BYTES`, default 16 KiB).
+    public var maxHeaderBytes: Int
+    /// The server's master secret (`ServerSecret`). The default, a random one, suits a single
+    /// test process only: `sniffmeet serve` always loads the configured one.
+    public var secret: SymmetricKey
     /// How long one SSE response stays open; the client then reconnects with `Last-Event-ID`.
     /// Bounding it keeps every request finite (proxies cut long streams anyway).
     public var streamMaxDuration: Duration
@@ -41,8 +62,18 @@ public struct GatewayConfiguration: Sendable {
         walkTTL: TimeInterval = 60, adminToken: String? = nil, maxBodyBytes: Int = 16 * 1024,
         readYourWritesTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(10),
         maxConnections: Int = GatewayConfiguration.defaultMaxConnections, maxConcurrentDatabaseWaits: Int = 256,
-        heartbeatInterval: Duration = .seconds(15), streamMaxDuration: Duration = .seconds(600)
+        heartbeatInterval: Duration = .seconds(15), streamMaxDuration: Duration = .seconds(600),
+        secret: SymmetricKey = SymmetricKey(size: .bits256), rateLimits: RateLimiter.Budgets = .standard,
+        trustForwardedFor: Bool = false, streamLimits: NotificationFeed.Limits = .init(),
+        idleTimeout: Duration = .seconds(30), maxHeaderBytes: Int = 16 * 1024, statementTimeout: Duration = .seconds(5)
     ) {
+        self.statementTimeout = statementTimeout
+        self.secret = secret
+        self.rateLimits = rateLimits
+        self.trustForwardedFor = trustForwardedFor
+        self.streamLimits = streamLimits
+        self.idleTimeout = idleTimeout
+        self.maxHeaderBytes = maxHeaderBytes
         self.host = host
         self.port = port
         self.databaseURL = databaseURL
@@ -58,16 +89,41 @@ public struct GatewayConfiguration: Sendable {
     }
 
     /// Reads `SNIFFMEET_WALK_TTL_SECONDS`, `SNIFFMEET_ADMIN_TOKEN`, `SNIFFMEET_DB_CONNECTIONS`,
-    /// `SNIFFMEET_MAX_DB_WAITS` and `SNIFFMEET_REQUEST_TIMEOUT_SECONDS` over the given values.
-    public func applyingEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Self {
+    /// `SNIFFMEET_MAX_DB_WAITS`, `SNIFFMEET_REQUEST_TIMEOUT_SECONDS`, `SNIFFMEET_RATE_LIMITS`,
+    /// `SNIFFMEET_TRUST_FORWARDED_FOR`, `SNIFFMEET_STREAMS_PER_USER`, `SNIFFMEET_STREAMS_PER_PROCESS`,
+    /// `SNIFFMEET_IDLE_TIMEOUT_SECONDS` and `SNIFFMEET_MAX_HEADER_BYTES` over the given values;
+    /// throws on a malformed `SNIFFMEET_RATE_LIMITS` (a typo must not silently lift the limits).
+    public func applyingEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Self {
         var copy = self
         if let ttl = environment["SNIFFMEET_WALK_TTL_SECONDS"].flatMap(Double.init), ttl > 0 { copy.walkTTL = ttl }
         if let token = environment["SNIFFMEET_ADMIN_TOKEN"], !token.isEmpty { copy.adminToken = token }
         if let count = environment["SNIFFMEET_DB_CONNECTIONS"].flatMap(Int.init), count > 0 { copy.maxConnections = count }
         if let waits = environment["SNIFFMEET_MAX_DB_WAITS"].flatMap(Int.init), waits > 0 { copy.maxConcurrentDatabaseWaits = waits }
-        if let seconds = environment["SNIFFMEET_REQUEST_TIMEOUT_SECONDS"].flatMap(Double.init), seconds > 0 {
+        if let seconds = environment["SNIFFMEET_REQUEST_TIMEOUT_SECONDS"].flatMap(Double.init), seconds > 0, seconds <= 86400 {
             copy.requestTimeout = .milliseconds(Int64(seconds * 1000))
         }
+        if let text = environment["SNIFFMEET_RATE_LIMITS"], !text.isEmpty {
+            guard let budgets = RateLimiter.Budgets(parsing: text) else { throw ConfigurationError.rateLimits(text) }
+            copy.rateLimits = budgets
+        }
+        if let flag = environment["SNIFFMEET_TRUST_FORWARDED_FOR"] { copy.trustForwardedFor = ["1", "true", "yes"].contains(flag) }
+        if let count = environment["SNIFFMEET_STREAMS_PER_USER"].flatMap(Int.init), count > 0 { copy.streamLimits.perUser = count }
+        if let count = environment["SNIFFMEET_STREAMS_PER_PROCESS"].flatMap(Int.init), count > 0 { copy.streamLimits.perProcess = count }
+        if let seconds = environment["SNIFFMEET_IDLE_TIMEOUT_SECONDS"].flatMap(Double.init), seconds > 0, seconds <= 86400 {
+            copy.idleTimeout = .milliseconds(Int64(seconds * 1000))
+        }
+        if let bytes = environment["SNIFFMEET_MAX_HEADER_BYTES"].flatMap(Int.init), bytes >= 1024 { copy.maxHeaderBytes = bytes }
         return copy
+    }
+
+    /// A setting that cannot be read.
+    public enum ConfigurationError: Error, CustomStringConvertible {
+        case rateLimits(String)
+        public var description: String {
+            switch self {
+            case .rateLimits(let text):
+                "SNIFFMEET_RATE_LIMITS=\(text) is not `off` or a list like ip=60:1,signup=20:0.1,user=200:50 (name=burst:per-second)"
+            }
+        }
     }
 }

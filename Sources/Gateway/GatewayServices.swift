@@ -18,31 +18,50 @@ public struct GatewayServices: Sendable {
     public let progress: ProjectionProgress
     public let metrics: GatewayMetrics
     public let routes: RouteTable
+    /// Request budgets per IP and per user.
+    public let limiter: RateLimiter
+    /// The one reader of this process's live inbox streams.
+    public let feed: NotificationFeed
     let authenticator: Authenticator
     let body: BodyReader
     /// This build's migrations, read once: `/readyz` compares them with the database.
     let migrator: Result<Migrator, any Error>
 
     public init(configuration: GatewayConfiguration, pool: ConnectionPool, log: EventLog, metrics: GatewayMetrics = GatewayMetrics(),
-                waiter: ProjectionProgress.Waiter? = nil) {
+                waiter: ProjectionProgress.Waiter? = nil, feedWaiter: ProjectionProgress.Waiter? = nil) {
         self.configuration = configuration
         self.pool = pool
         self.log = log
         self.gate = DatabaseGate(limit: configuration.maxConcurrentDatabaseWaits)
         self.tokens = TokenStore(pool: pool, gate: gate)
-        self.idempotency = IdempotencyStore(pool: pool, gate: gate)
+        self.idempotency = IdempotencyStore(pool: pool, gate: gate, secret: configuration.secret)
         self.readModels = ReadModels(pool: pool, gate: gate)
         self.progress = ProjectionProgress(pool: pool, gate: gate, waiter: waiter)
         self.metrics = metrics
         self.routes = RouteTable()
-        self.authenticator = Authenticator(tokens: tokens)
+        self.limiter = RateLimiter(budgets: configuration.rateLimits)
+        self.feed = NotificationFeed(readModels: readModels, limits: configuration.streamLimits,
+                                     heartbeatInterval: configuration.heartbeatInterval,
+                                     waiter: feedWaiter ?? waiter, logger: Logger(label: "sniffmeet.notification-feed"))
+        self.authenticator = Authenticator(tokens: tokens, limiter: limiter)
         self.body = BodyReader(limit: configuration.maxBodyBytes)
         self.migrator = Result { try Migrator.bundled() }
     }
 
-    /// The caller, from the bearer token; `401 unauthorized` otherwise.
-    func user(_ request: Request) async throws -> UUID {
-        try await authenticator.requireUser(request)
+    /// The caller, from the bearer token; `401 unauthorized` otherwise. The request spends the
+    /// caller's budget, or, when the token is not good, its address's.
+    func user(_ request: Request, _ context: GatewayRequestContext) async throws -> UUID {
+        try await authenticator.requireUser(request, address: clientAddress(request, context))
+    }
+
+    /// Who sent the request, for budgets: the TCP peer, or with `trustForwardedFor` the last
+    /// hop of `X-Forwarded-For` (the one our proxy added; earlier hops are the client's word).
+    func clientAddress(_ request: Request, _ context: GatewayRequestContext) -> String {
+        if configuration.trustForwardedFor, let forwarded = request.headers[.xForwardedFor],
+           let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty {
+            return String(last.prefix(64))
+        }
+        return context.remoteAddress?.ipAddress ?? "local"
     }
 
     /// Honors `Min-Log-Position`: returns once the read models this query reads include it,

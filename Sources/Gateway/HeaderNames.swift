@@ -8,5 +8,6 @@ extension HTTPField.Name {
     static let logPosition = HTTPField.Name("Log-Position")!
     static let minLogPosition = HTTPField.Name("Min-Log-Position")!
     static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
     static let xRequestID = HTTPField.Name("X-Request-Id")!
 }

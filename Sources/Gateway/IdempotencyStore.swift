@@ -1,12 +1,15 @@
-import Crypto
+@preconcurrency import Crypto
 import Foundation
 import Postgres
 
-/// The first answer to each (caller, `Idempotency-Key`), so that a retried POST gets it again.
+/// The first answer to each (caller, `Idempotency-Key`), so that a retried POST gets it again,
+/// for 24 hours.
 ///
-/// Answers can carry secrets (a sign-up's bearer token, a drop token), so the key is stored only
-/// as its SHA-256 and the body only sealed with AES-GCM under a key derived (HKDF) from the
-/// Idempotency-Key and the caller: reading the table does not reveal a token.
+/// Answers can carry secrets (a drop token), so nothing in the table is readable without the
+/// server's key: the key column is an HMAC of (caller, key) under a key derived from the server
+/// secret, and the body is sealed with AES-GCM under another derived key, bound to its row.
+/// Answers that hand out a bearer token are never stored at all (see `CommandRunner`): their
+/// repeat is `409 already_registered`.
 ///
 /// A stored answer is only a shortcut: the command id given to the command handler is derived
 /// from the same (caller, key), so even a retry that races the first attempt, or comes after a
@@ -19,12 +22,20 @@ public struct IdempotencyStore: Sendable {
         public var body: String
     }
 
+    /// How long an answer is kept; older ones are neither served nor kept (`purge`).
+    public static let retention: Duration = .seconds(24 * 3600)
+
     let pool: ConnectionPool
     let gate: DatabaseGate
+    private let keyMAC: SymmetricKey
+    private let sealing: SymmetricKey
 
-    public init(pool: ConnectionPool, gate: DatabaseGate) {
+    /// `secret` is the server's secret (`ServerSecret`); the store derives its own keys from it.
+    public init(pool: ConnectionPool, gate: DatabaseGate, secret: SymmetricKey) {
         self.pool = pool
         self.gate = gate
+        self.keyMAC = ServerSecret.derive(secret, purpose: "idempotency key")
+        self.sealing = ServerSecret.derive(secret, purpose: "idempotency answer")
     }
 
     /// The scope of requests that have no caller yet (sign-up).
@@ -52,31 +63,54 @@ public struct IdempotencyStore: Sendable {
         return hex(hasher.finalize())
     }
 
-    /// What was stored for (scope, key): the answer and the fingerprint of its request.
+    /// The stored name of (scope, key): an HMAC, so a dump of the table cannot be matched
+    /// against guessed keys without the server secret.
+    func keyHash(scope: UUID, key: String) -> Data {
+        var mac = HMAC<SHA256>(key: keyMAC)
+        mac.update(data: Data(scope.uuidString.lowercased().utf8))
+        mac.update(data: [0])
+        mac.update(data: Data(key.utf8))
+        return Data(mac.finalize())
+    }
+
+    static let lookupSQL = """
+        SELECT encode(request_hash, 'hex'), status, log_position, encode(sealed_body, 'base64')
+        FROM idempotency_keys
+        WHERE scope = $1 AND key_hash = decode($2, 'hex') AND created_at > now() - make_interval(secs => $3)
+        """
+
+    /// What was stored for (scope, key) in the last 24 hours: the answer and the fingerprint of its request.
     public func lookup(scope: UUID, key: String) async throws -> (requestHash: String, answer: Answer)? {
-        let keyHash = hex(SHA256.hash(data: Data(key.utf8)))
+        let keyHash = keyHash(scope: scope, key: key)
         let row = try await gate.withConnection(pool) { connection -> (String, Int, String?, Data)? in
-            guard let row = try connection.execute("""
-                SELECT encode(request_hash, 'hex'), status, log_position, encode(sealed_body, 'base64')
-                FROM idempotency_keys WHERE scope = $1 AND key_hash = decode($2, 'hex')
-                """, [scope, keyHash]).first else { return nil }
+            guard let row = try connection.execute(Self.lookupSQL, [scope, hex(keyHash), Self.retention.components.seconds],
+                                                   prepared: true).first else { return nil }
             return (try row.string(0), try row.int(1), row.optionalString(2),
                     Data(base64Encoded: try row.string(3), options: .ignoreUnknownCharacters) ?? Data())
         }
         guard let (requestHash, status, logPosition, sealed) = row else { return nil }
-        return (requestHash, Answer(status: status, logPosition: logPosition, body: try Self.open(sealed, scope: scope, key: key)))
+        // A row sealed under another secret (the secret was replaced) is as good as absent.
+        guard let body = try? open(sealed, keyHash: keyHash) else { return nil }
+        return (requestHash, Answer(status: status, logPosition: logPosition, body: body))
     }
+
+    /// Replaces an expired row for the same key (it is no longer an answer) but never a live one.
+    static let storeSQL = """
+        INSERT INTO idempotency_keys (scope, key_hash, request_hash, status, log_position, sealed_body)
+        VALUES ($1, decode($2, 'hex'), decode($3, 'hex'), $4, $5, decode($6, 'base64'))
+        ON CONFLICT (scope, key_hash) DO UPDATE
+            SET request_hash = excluded.request_hash, status = excluded.status, log_position = excluded.log_position,
+                sealed_body = excluded.sealed_body, created_at = excluded.created_at
+            WHERE idempotency_keys.created_at <= now() - make_interval(secs => $7)
+        """
 
     /// Stores the first answer; when another request stored one first, returns that one instead.
     public func store(scope: UUID, key: String, requestHash: String, answer: Answer) async throws -> (requestHash: String, answer: Answer) {
-        let keyHash = hex(SHA256.hash(data: Data(key.utf8)))
-        let sealed = try Self.seal(answer.body, scope: scope, key: key).base64EncodedString()
+        let keyHash = keyHash(scope: scope, key: key)
+        let sealed = try seal(answer.body, keyHash: keyHash).base64EncodedString()
         let inserted = try await gate.withConnection(pool) { connection -> Bool in
-            try connection.execute("""
-                INSERT INTO idempotency_keys (scope, key_hash, request_hash, status, log_position, sealed_body)
-                VALUES ($1, decode($2, 'hex'), decode($3, 'hex'), $4, $5, decode($6, 'base64'))
-                ON CONFLICT (scope, key_hash) DO NOTHING
-                """, [scope, keyHash, requestHash, answer.status, answer.logPosition, sealed]).affectedRows == 1
+            try connection.execute(Self.storeSQL, [scope, hex(keyHash), requestHash, answer.status, answer.logPosition, sealed,
+                                                   Self.retention.components.seconds], prepared: true).affectedRows == 1
         }
         if inserted { return (requestHash, answer) }
         // A concurrent request with the same key stored first. A new statement takes a new
@@ -88,23 +122,27 @@ public struct IdempotencyStore: Sendable {
         return first
     }
 
-    // MARK: Sealing
-
-    static func sealingKey(scope: UUID, key: String) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(key.utf8)),
-                               salt: Data(scope.uuidString.lowercased().utf8),
-                               info: Data("sniffmeet idempotent answer".utf8), outputByteCount: 32)
+    /// Deletes answers older than `retention`; returns how many.
+    public func purge() async throws -> Int {
+        try await pool.withConnection { connection in
+            try connection.execute("DELETE FROM idempotency_keys WHERE created_at <= now() - make_interval(secs => $1)",
+                                   [Self.retention.components.seconds]).affectedRows
+        }
     }
 
-    static func seal(_ body: String, scope: UUID, key: String) throws -> Data {
-        guard let combined = try AES.GCM.seal(Data(body.utf8), using: sealingKey(scope: scope, key: key)).combined else {
+    // MARK: Sealing
+
+    /// AES-GCM under the store's key, with the row's key hash as associated data: a sealed body
+    /// moved to another row does not open.
+    func seal(_ body: String, keyHash: Data) throws -> Data {
+        guard let combined = try AES.GCM.seal(Data(body.utf8), using: sealing, authenticating: keyHash).combined else {
             throw APIError.internalError
         }
         return combined
     }
 
-    static func open(_ sealed: Data, scope: UUID, key: String) throws -> String {
+    func open(_ sealed: Data, keyHash: Data) throws -> String {
         let box = try AES.GCM.SealedBox(combined: sealed)
-        return String(decoding: try AES.GCM.open(box, using: sealingKey(scope: scope, key: key)), as: UTF8.self)
+        return String(decoding: try AES.GCM.open(box, using: sealing, authenticating: keyHash), as: UTF8.self)
     }
 }

@@ -27,7 +27,7 @@ struct MatesController {
 
     /// `POST /v1/mate-requests`: `201` pending, or `200` accepted when `to` had asked me first.
     @Sendable func requestMate(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let raw = try await services.body.bytes(request)
         let body = try BodyReader.decode(MateRequestBody.self, from: raw)
         let to = try body.addressee()
@@ -59,7 +59,7 @@ struct MatesController {
     /// decides whether the caller may (`not_addressee`, `not_requester`, `not_pending`).
     func answer(_ request: Request, _ context: GatewayRequestContext,
                 _ command: @escaping @Sendable (UUID, MatePair, UUID) -> Command) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let id = try GatewayServices.uuidParameter(context, "id")
         let raw = request.method == .post ? try await services.body.bytes(request) : Data()
         let runner = self.runner, services = self.services
@@ -82,7 +82,7 @@ struct MatesController {
 
     /// `DELETE /v1/me/mates/{user_id}`: `204`, or `404 not_mates`.
     @Sendable func unpair(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         guard let mate = context.parameters.get("user_id").flatMap(UUID.init(uuidString:)) else {
             throw APIError(.notFound, "not_mates", DomainError.notMates.message)
         }
@@ -99,7 +99,7 @@ struct MatesController {
 
     /// `GET /v1/me/mate-requests?direction=&status=`.
     @Sendable func requests(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let direction = try GatewayServices.queryValue(request, "direction", allowed: ["incoming", "outgoing"]).flatMap(Direction.init)
         let status = try GatewayServices.queryValue(request, "status", allowed: ["pending", "accepted", "declined", "cancelled"])
         let page = try PageRequest(request)
@@ -109,7 +109,7 @@ struct MatesController {
 
     /// `GET /v1/me/mates`.
     @Sendable func mates(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let page = try PageRequest(request)
         try await services.awaitMinLogPosition(request, projectors: ["mates", "profiles"])
         return try GatewayServices.json(try await services.readModels.mates(of: user, page: page))

@@ -2,9 +2,8 @@ import EventLog
 import Foundation
 import HTTPTypes
 import Hummingbird
-import ServiceLifecycle
 
-/// `GET /v1/me/notifications/stream`: Server-Sent Events fed from the notifications read model.
+/// `GET /v1/me/notifications/stream`: Server-Sent Events fed by the process's `NotificationFeed`.
 ///
 /// Each entry is `id: <feed position>`, `event: notification`, `data: <JSON>`. A client that
 /// reconnects with `Last-Event-ID` gets everything after that position; a new client gets
@@ -13,11 +12,10 @@ import ServiceLifecycle
 /// after `streamMaxDuration` (the client reconnects with `Last-Event-ID` and loses nothing).
 struct NotificationStream: Sendable {
     let services: GatewayServices
-    /// How often the read model is polled while nothing arrives (also woken by the log's NOTIFY).
-    var pollInterval: Duration = .milliseconds(250)
+    let feed: NotificationFeed
 
     @Sendable func stream(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let start: LogPosition
         if let lastID = request.headers[.lastEventID] {
             guard let position = LogPosition(lastID.trimmingCharacters(in: .whitespaces)) else {
@@ -27,52 +25,39 @@ struct NotificationStream: Sendable {
         } else {
             start = try await latestPosition(of: user)
         }
+        let deliveries = try feed.subscribe(user: user, after: start,
+                                            closeAt: ContinuousClock.now + services.configuration.streamMaxDuration)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         headers[.xAccelBuffering] = "no"
-        let services = self.services, poll = pollInterval
-        let heartbeat = services.configuration.heartbeatInterval
-        let closeAt = ContinuousClock.now + services.configuration.streamMaxDuration
-        let logger = context.logger
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            var position = start
-            var lastWrite = ContinuousClock.now
             try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-            while !Task.isCancelled && !Task.isShuttingDownGracefully && ContinuousClock.now < closeAt {
-                let generation = services.log.signal.generation
-                let entries: [NotificationJSON]
-                do {
-                    entries = try await services.readModels.notifications(of: user, after: position, limit: 100)
-                } catch {
-                    // The database went away: end the stream; the client resumes with Last-Event-ID.
-                    logger.warning("notification stream stopped", metadata: ["error": "\(error)"])
-                    break
-                }
-                for entry in entries {
-                    let json = String(decoding: try ResponseEncoder().encode(entry), as: UTF8.self)
-                    try await writer.write(ByteBuffer(string: "id: \(entry.position)\nevent: notification\ndata: \(json)\n\n"))
-                    position = entry.position
-                    lastWrite = .now
-                }
-                if entries.count == 100 { continue }
-                if ContinuousClock.now - lastWrite >= heartbeat {
+            for await delivery in deliveries {
+                switch delivery {
+                case .heartbeat:
                     try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                    lastWrite = .now
+                case .entries(let entries):
+                    var text = ""
+                    for entry in entries {
+                        let json = String(decoding: try ResponseEncoder().bytes(entry), as: UTF8.self)
+                        text += "id: \(entry.position)\nevent: notification\ndata: \(json)\n\n"
+                    }
+                    try await writer.write(ByteBuffer(string: text))
                 }
-                await services.log.signal.wait(since: generation, timeout: poll)
             }
             try await writer.finish(nil)
         })
     }
 
-    /// Where a new client starts: after the caller's newest inbox entry.
+    /// Where a new client starts: after the caller's newest inbox entry, so that what commits
+    /// from the moment of the request on reaches it.
     func latestPosition(of user: UUID) async throws -> LogPosition {
         try await services.gate.withConnection(services.pool) { connection in
             guard let row = try connection.execute("""
                 SELECT log_transaction_id, log_position FROM notifications WHERE user_id = $1
                 ORDER BY log_transaction_id DESC, log_position DESC LIMIT 1
-                """, [user]).first else { return .start }
+                """, [user], prepared: true).first else { return .start }
             return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
         }
     }

@@ -10,14 +10,14 @@ struct NotificationsController {
     func addRoutes(to router: Router<GatewayRequestContext>) {
         let table = services.routes
         router.route(table, .get, "/v1/me/notifications", use: list)
-        router.route(table, .get, "/v1/me/notifications/stream", use: NotificationStream(services: services).stream)
+        router.route(table, .get, "/v1/me/notifications/stream", use: NotificationStream(services: services, feed: services.feed).stream)
         router.route(table, .delete, "/v1/me/notifications/{id}", use: dismiss)
     }
 
     /// `DELETE /v1/me/notifications/{id}`: an event on my own stream (so a rebuild keeps it
     /// dismissed); `404` for an entry that is not in my inbox.
     @Sendable func dismiss(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let id = try GatewayServices.uuidParameter(context, "id")
         let runner = self.runner, services = self.services
         return try await runner.run(request, scope: user, body: Data()) { metadata in
@@ -29,7 +29,7 @@ struct NotificationsController {
 
     /// `GET /v1/me/notifications`.
     @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let page = try PageRequest(request)
         try await services.awaitMinLogPosition(request, projectors: ["notifications"])
         return try GatewayServices.json(try await services.readModels.notifications(of: user, page: page))

@@ -57,7 +57,10 @@ struct OperationsController {
     @Sendable func projections(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         guard let expected = services.configuration.adminToken, let offered = Authenticator.bearerToken(request),
               TokenStore.constantTimeEqual(Array(TokenStore.hash(offered).utf8), Array(TokenStore.hash(expected).utf8))
-        else { throw APIError.unauthorized }
+        else {
+            try services.limiter.spend(.ip(services.clientAddress(request, context)))
+            throw APIError.unauthorized
+        }
         let statuses = try await services.progress.status()
         let head = try await services.gate.admitted { try await services.log.head() }
         return try GatewayServices.json(ProjectionsJSON(head: head.description, projectors: statuses.map(ProjectionsJSON.Projector.init)))

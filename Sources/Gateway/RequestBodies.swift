@@ -21,10 +21,9 @@ struct SignUpBody: Decodable {
 
     func profile() throws -> DogProfile {
         guard let sex = Sex(rawValue: sex) else { throw APIError.validation("sex", "sex must be male or female") }
-        let profile = DogProfile(nickname: nickname, dogName: dogName, age: age, sex: sex, neutered: neutered,
-                                 size: try parseSize(size), keywords: try parseKeywords(keywords), profileImage: profileImage)
-        try profile.validate()
-        return profile
+        // Checked here too, so that a bad profile costs no database work.
+        return try DogProfile(nickname: nickname, dogName: dogName, age: age, sex: sex, neutered: neutered,
+                              size: try parseSize(size), keywords: try parseKeywords(keywords), profileImage: profileImage).validated()
     }
 }
 
@@ -48,6 +47,7 @@ struct ProfileChangesBody: Decodable {
         if c.contains(.profileImage) {
             changes.profileImage = .some(try c.decodeNil(forKey: .profileImage) ? nil : c.decode(String.self, forKey: .profileImage))
         }
+        changes = try changes.validated()
     }
 }
 

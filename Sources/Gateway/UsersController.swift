@@ -20,10 +20,12 @@ struct UsersController {
 
     /// `POST /v1/users`: registers the user and stores their token in the same transaction.
     @Sendable func signUp(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        // Sign-ups have a budget of their own per address, beyond that of anonymous requests.
+        try services.limiter.spend(.signUp(services.clientAddress(request, context)))
         let raw = try await services.body.bytes(request)
         let profile = try BodyReader.decode(SignUpBody.self, from: raw).profile()
         let runner = self.runner
-        return try await runner.run(request, scope: IdempotencyStore.anonymous, body: raw) { metadata in
+        return try await runner.run(request, scope: IdempotencyStore.anonymous, body: raw, handsOutToken: true) { metadata in
             let userID = UUID()
             let token = SecretToken.generate()
             let outcome = try await runner.handle(.registerUser(userID: userID, profile: profile), metadata) { connection in
@@ -33,7 +35,7 @@ struct UsersController {
             // token again: it was only ever shown once.
             guard !outcome.replayed, let state = outcome.states[.user(userID)]?.user, let stored = state.profile,
                   let registeredAt = state.registeredAt else {
-                throw APIError(.conflict, "already_registered", "This sign-up already happened; its token cannot be shown again.")
+                throw APIError.alreadyRegistered
             }
             let json = SignedUpJSON(userID: userID, token: token,
                                     profile: ProfileJSON(card: CardJSON(userID: userID, profile: stored), createdAt: registeredAt))
@@ -43,7 +45,7 @@ struct UsersController {
 
     /// `GET /v1/me`.
     @Sendable func me(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         try await services.awaitMinLogPosition(request, projectors: ["profiles"])
         guard let profile = try await services.readModels.profile(of: user) else { throw APIError.notFound }
         return try GatewayServices.json(profile)
@@ -51,7 +53,7 @@ struct UsersController {
 
     /// `PATCH /v1/me`.
     @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let raw = try await services.body.bytes(request)
         let changes = try BodyReader.decode(ProfileChangesBody.self, from: raw).changes
         let runner = self.runner
@@ -66,7 +68,7 @@ struct UsersController {
 
     /// `PUT /v1/me/device-token`.
     @Sendable func deviceToken(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let raw = try await services.body.bytes(request)
         let body = try BodyReader.decode(DeviceTokenBody.self, from: raw)
         let runner = self.runner
@@ -79,7 +81,7 @@ struct UsersController {
     /// `POST /v1/me/drop-tokens`: a token to put on my profile card (5 minutes, single use).
     /// Drop tokens live outside the log, so the answer has no `Log-Position`.
     @Sendable func dropToken(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let raw = try await services.body.bytes(request)
         let runner = self.runner, services = self.services
         return try await runner.run(request, scope: user, body: raw) { _ in
@@ -91,7 +93,7 @@ struct UsersController {
 
     /// `GET /v1/users/{id}`: the card of a mate or of someone with a request or walk between us.
     @Sendable func card(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let other = try GatewayServices.uuidParameter(context, "id")
         try await services.awaitMinLogPosition(request, projectors: ["profiles", "mates", "mate_requests", "walks"])
         guard let card = try await services.readModels.card(of: other, seenBy: user) else { throw APIError.notFound }

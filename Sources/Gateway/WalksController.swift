@@ -19,7 +19,7 @@ struct WalksController {
 
     /// `POST /v1/walks`: to a current mate (`409 not_mates`).
     @Sendable func send(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let raw = try await services.body.bytes(request)
         let body = try BodyReader.decode(WalkBody.self, from: raw)
         let to = try body.addressee()
@@ -38,7 +38,7 @@ struct WalksController {
 
     /// `POST /v1/walks/{id}/response`.
     @Sendable func respond(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let id = try GatewayServices.uuidParameter(context, "id")
         let raw = try await services.body.bytes(request)
         let answer = try BodyReader.decode(WalkAnswerBody.self, from: raw).parsed()
@@ -47,7 +47,7 @@ struct WalksController {
 
     /// `DELETE /v1/walks/{id}`: by the sender, while pending.
     @Sendable func cancel(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let id = try GatewayServices.uuidParameter(context, "id")
         return try await change(request, user: user, walk: id, body: Data(), .cancelWalk(walkID: id, by: user))
     }
@@ -72,7 +72,7 @@ struct WalksController {
 
     /// `GET /v1/walks/{id}`: to its sender or addressee; `404` to anyone else.
     @Sendable func walk(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let id = try GatewayServices.uuidParameter(context, "id")
         try await services.awaitMinLogPosition(request, projectors: ["walks", "profiles"])
         guard let walk = try await services.readModels.walk(id, seenBy: user) else { throw APIError.notFound }
@@ -81,7 +81,7 @@ struct WalksController {
 
     /// `GET /v1/me/walks?direction=&status=`.
     @Sendable func walks(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request)
+        let user = try await services.user(request, context)
         let direction = try GatewayServices.queryValue(request, "direction", allowed: ["incoming", "outgoing"]).flatMap(Direction.init)
         let status = try GatewayServices.queryValue(request, "status", allowed: WalkStatus.allCases.map(\.rawValue))
         let page = try PageRequest(request)

@@ -133,7 +133,9 @@ public final class ProjectionRunner: Sendable {
     /// Read-your-writes: returns true once every named projector (default: all) has applied
     /// the log up to `position`, false when `timeout` passes first. Projectors owned by another
     /// process are watched through their stored checkpoints.
-    public func waitUntil(position: LogPosition, projectors names: [String]? = nil, timeout: Duration) async throws -> Bool {
+    /// `poll` is how often a checkpoint owned elsewhere is read again.
+    public func waitUntil(position: LogPosition, projectors names: [String]? = nil, timeout: Duration,
+                          poll: Duration = .milliseconds(10)) async throws -> Bool {
         let wanted = names ?? projectors.map(\.name)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
@@ -151,7 +153,7 @@ public final class ProjectionRunner: Sendable {
             if now >= deadline { return false }
             if missing.contains(where: { local[$0]?.checkpoint == nil }) {
                 // Someone else's projector: poll its stored checkpoint.
-                try await Task.sleep(for: min(deadline - now, .milliseconds(10)))
+                try await Task.sleep(for: min(deadline - now, poll))
                 continue
             }
             let wake = await waiters.wait(until: position, names: missing, timeout: deadline - now) { names, position in

@@ -21,7 +21,10 @@ struct ServeCommand: AsyncParsableCommand {
         defer { opened.close() }
         let applied = try await opened.migrate(logger: logger)
         logger.info("database ready", metadata: ["applied": "\(applied)"])
-        let configuration = GatewayConfiguration(host: host, port: port, databaseURL: opened.connectionString).applyingEnvironment()
+        // The embedded setup keeps its master key beside its data; a real database needs one configured.
+        let secret = try ServerSecret.load(defaultFile: opened.embedded.map { $0.options.dataDirectory + "/sniffmeet-master.key" })
+        let configuration = try GatewayConfiguration(host: host, port: port, databaseURL: opened.connectionString, secret: secret)
+            .applyingEnvironment()
         let app = try buildApplication(configuration, logger: logger)
         try await app.runService()
     }

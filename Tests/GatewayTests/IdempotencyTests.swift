@@ -1,4 +1,6 @@
 import Foundation
+import Gateway
+import Postgres
 import XCTest
 
 final class IdempotencyTests: XCTestCase {
@@ -33,25 +35,65 @@ final class IdempotencyTests: XCTestCase {
         }
     }
 
-    func testSignUpWithAKeyIsNotRepeated() async throws {
+    func testRepeatedSignUpNeverShowsTheTokenAgain() async throws {
         try await GatewayFixture("idemsign").run { client in
             let body = """
                 {"nickname": "once", "dog_name": "Bo", "age": 2, "sex": "male", "neutered": false, "size": "medium", "keywords": ["friendly"]}
                 """
             let first = try await client.send(.post, "/v1/users", json: body, headers: ["Idempotency-Key": "signup-7f3a"])
-            let second = try await client.send(.post, "/v1/users", json: body, headers: ["Idempotency-Key": "signup-7f3a"])
             XCTAssertEqual(first.status, 201, first.text)
-            XCTAssertEqual(second.text, first.text)
-            XCTAssertEqual(try client.sql("SELECT count(*) FROM auth_tokens")[0][0], "1")
-            // The stored answer holds the bearer token, so neither it nor the key is readable in the table.
             let token = try XCTUnwrap(first.json["token"] as? String)
+            // Anyone repeating the request (same key, same body) learns nothing: no token, no user id.
+            let second = try await client.send(.post, "/v1/users", json: body, headers: ["Idempotency-Key": "signup-7f3a"])
+            XCTAssertError(second, 409, "already_registered")
+            XCTAssertFalse(second.text.contains(token))
+            XCTAssertFalse(second.text.contains(first.json["user_id"] as? String ?? "-"))
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM auth_tokens")[0][0], "1")
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM events WHERE event_type = 'user_registered'")[0][0], "1")
+            // The table holds neither the key nor the answer readably.
             let stored = try client.sql("SELECT encode(key_hash, 'escape'), encode(sealed_body, 'escape') FROM idempotency_keys")
             XCTAssertEqual(stored.count, 1)
             for column in stored[0] {
                 XCTAssertFalse(column?.contains(token) ?? true)
                 XCTAssertFalse(column?.contains("signup-7f3a") ?? true)
-                XCTAssertFalse(column?.contains("once") ?? true, "the profile is sealed too")
+                XCTAssertFalse(column?.contains("already_registered") ?? true, "the stored answer is sealed")
             }
+        }
+    }
+
+    /// The stored key is an HMAC under the server secret: another server secret cannot find or
+    /// open the rows, and hashing guessed keys with plain SHA-256 does not match them.
+    func testStoredKeysAreKeyedAndAnswersSealedUnderTheServerSecret() async throws {
+        try await GatewayFixture("idemkey").run { client in
+            let a = try await client.signUp("keyed")
+            let drop = try await client.send(.post, "/v1/me/drop-tokens", token: a.token, headers: ["Idempotency-Key": "k1"])
+            XCTAssertEqual(drop.status, 201, drop.text)
+            let dropToken = try XCTUnwrap(drop.json["drop_token"] as? String)
+            let guessed = try client.sql("SELECT count(*) FROM idempotency_keys WHERE key_hash = sha256('k1'::bytea)")
+            XCTAssertEqual(guessed[0][0], "0")
+            let sealed = try client.sql("SELECT encode(sealed_body, 'escape') FROM idempotency_keys")
+            XCTAssertFalse(sealed.contains { $0[0]?.contains(dropToken) ?? true })
+            // The same key again gives the same drop token (the answer opens with the server's secret).
+            let again = try await client.send(.post, "/v1/me/drop-tokens", token: a.token, headers: ["Idempotency-Key": "k1"])
+            XCTAssertEqual(again.json["drop_token"] as? String, dropToken)
+        }
+    }
+
+    /// Answers older than 24 hours are neither served nor kept.
+    func testExpiredAnswersArePurgedAndNotServed() async throws {
+        try await GatewayFixture("idempurge").run { client in
+            let a = try await client.signUp("purged")
+            let first = try await client.send(.post, "/v1/me/drop-tokens", token: a.token, headers: ["Idempotency-Key": "old"])
+            _ = try client.sql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
+            let later = try await client.send(.post, "/v1/me/drop-tokens", token: a.token, headers: ["Idempotency-Key": "old"])
+            XCTAssertEqual(later.status, 201, later.text)
+            XCTAssertNotEqual(later.json["drop_token"] as? String, first.json["drop_token"] as? String, "an expired answer is not replayed")
+            _ = try client.sql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
+            let pool = ConnectionPool(connectionString: client.databaseURL)
+            let purged = try await IdempotencyStore(pool: pool, gate: .init(limit: 10), secret: .init(size: .bits256)).purge()
+            await pool.close()
+            XCTAssertEqual(purged, 1)
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM idempotency_keys")[0][0], "0")
         }
     }
 

@@ -70,4 +70,66 @@ final class NotificationStreamTests: XCTestCase {
             XCTAssertFalse(other.contains { $0.data?.contains("walk_requested") ?? false })
         }
     }
+
+    /// At most `perUser` open streams per user and `perProcess` per process: `429 rate_limited`.
+    func testOpenStreamsAreCapped() async throws {
+        let fixture = try GatewayFixture("ssecap") {
+            $0.streamMaxDuration = .milliseconds(1500)
+            $0.streamLimits = .init(perUser: 2, perProcess: 3)
+        }
+        try await fixture.run { client in
+            let a = try await client.signUp("capped"), b = try await client.signUp("other")
+            async let first = client.send(.get, "/v1/me/notifications/stream", token: a.token)
+            async let second = client.send(.get, "/v1/me/notifications/stream", token: a.token)
+            try await Task.sleep(for: .milliseconds(400))
+            let third = try await client.send(.get, "/v1/me/notifications/stream", token: a.token)
+            XCTAssertError(third, 429, "rate_limited")
+            XCTAssertNotNil(third.header("Retry-After"))
+            async let others = client.send(.get, "/v1/me/notifications/stream", token: b.token)
+            try await Task.sleep(for: .milliseconds(300))
+            // a holds 2 and b 1: the process's 3 are taken.
+            XCTAssertError(try await client.send(.get, "/v1/me/notifications/stream", token: b.token), 429, "rate_limited")
+            let (one, two, three) = try await (first, second, others)
+            XCTAssertEqual([one.status, two.status, three.status], [200, 200, 200])
+            // Closed streams free their places.
+            let again = try await client.send(.get, "/v1/me/notifications/stream", token: a.token)
+            XCTAssertEqual(again.status, 200)
+        }
+    }
+
+    /// Many streams of many users are served by one reader: each gets exactly its own entries.
+    func testOneFeedServesManyStreams() async throws {
+        let fixture = try GatewayFixture("ssemany") {
+            $0.streamMaxDuration = .milliseconds(2500)
+            $0.heartbeatInterval = .milliseconds(500)
+        }
+        try await fixture.run { client in
+            let sender = try await client.signUp("sender")
+            var listeners: [GatewayFixture.User] = []
+            for i in 0..<6 {
+                let user = try await client.signUp("lis\(i)")
+                try await client.makeMates(sender, user)
+                listeners.append(user)
+            }
+            let replies = try await withThrowingTaskGroup(of: (String, GatewayFixture.Reply).self) { group in
+                for user in listeners {
+                    for _ in 0..<2 {
+                        group.addTask { (user.id, try await client.send(.get, "/v1/me/notifications/stream", token: user.token)) }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                for user in listeners {
+                    let walk = try await client.send(.post, "/v1/walks", token: sender.token, json: WalkRoutesTests.walk(to: user, message: "for \(user.id)"))
+                    XCTAssertEqual(walk.status, 201, walk.text)
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(replies.count, 12)
+            for (userID, reply) in replies {
+                let frames = Self.frames(reply.text).frames
+                XCTAssertEqual(frames.count, 1, reply.text)
+                XCTAssertTrue(frames.first?.data?.contains("for \(userID)") ?? false, "each stream gets its own user's entry only")
+            }
+        }
+    }
 }

@@ -17,6 +17,8 @@ struct GatewayFixture {
     init(_ label: String, background: BackgroundWork = .all, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
         self.background = background
         var configuration = GatewayConfiguration(port: 0, databaseURL: try TestDatabase.create(label), adminToken: "admin-secret")
+        // Tests sign up many users from one address; the rate-limit tests set budgets themselves.
+        configuration.rateLimits = .off
         configure(&configuration)
         self.configuration = configuration
     }
@@ -45,6 +47,18 @@ struct GatewayFixture {
             for (name, value) in extra { headers[HTTPField.Name(name)!] = value }
             let response = try await raw.executeRequest(uri: uri, method: method, headers: headers,
                                                         body: json.map { ByteBuffer(string: $0) })
+            return Reply(status: response.status.code, headers: response.headers, body: Data(response.body.readableBytesView))
+        }
+
+        /// Sends raw body bytes as JSON (for bodies a string literal cannot hold, such as invalid UTF-8).
+        @discardableResult
+        func send(_ method: HTTPRequest.Method, _ uri: String, token: String? = nil, body: Data,
+                  headers extra: [String: String] = [:]) async throws -> Reply {
+            var headers = HTTPFields()
+            if let token { headers[.authorization] = "Bearer \(token)" }
+            headers[.contentType] = "application/json"
+            for (name, value) in extra { headers[HTTPField.Name(name)!] = value }
+            let response = try await raw.executeRequest(uri: uri, method: method, headers: headers, body: ByteBuffer(bytes: body))
             return Reply(status: response.status.code, headers: response.headers, body: Data(response.body.readableBytesView))
         }
 

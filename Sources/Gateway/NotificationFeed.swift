@@ -1,0 +1,245 @@
+import EventLog
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// One reader per process for every open live inbox stream (`GET /v1/me/notifications/stream`).
+///
+/// Streams do not poll. The feed waits until the notifications projector commits past what it
+/// has read, then reads the new entries of every listening user in one query and hands each
+/// stream its own. Idle streams cost nothing but a heartbeat every `heartbeatInterval`, which
+/// the feed also sends (no timer per stream), and a stream past its `closeAt` is ended there.
+///
+/// A stream that resumes (`Last-Event-ID`) behind the feed first gets its own missed entries,
+/// read once, before it joins the shared reads.
+public final class NotificationFeed: Sendable {
+    /// What a stream receives.
+    public enum Delivery: Sendable {
+        case entries([NotificationJSON])
+        case heartbeat
+    }
+
+    /// How many streams may be open at once.
+    public struct Limits: Sendable {
+        public var perUser: Int
+        public var perProcess: Int
+        public init(perUser: Int = 5, perProcess: Int = 5000) {
+            self.perUser = perUser
+            self.perProcess = perProcess
+        }
+    }
+
+    private struct Subscriber {
+        var user: UUID
+        /// The last position this stream has been given.
+        var position: LogPosition
+        /// Still to be caught up from `position` to the feed's position.
+        var joining: Bool
+        var closeAt: ContinuousClock.Instant
+        var continuation: AsyncStream<Delivery>.Continuation
+    }
+
+    private struct State {
+        var subscribers: [UInt64: Subscriber] = [:]
+        var perUser: [UUID: Int] = [:]
+        var nextID: UInt64 = 0
+        var stopped = false
+    }
+
+    let readModels: ReadModels
+    let limits: Limits
+    let heartbeatInterval: Duration
+    /// Waits until the notifications projector passes a position (the in-process runner), or
+    /// nil to look at the database every `idlePoll`.
+    let waiter: ProjectionProgress.Waiter?
+    let idlePoll: Duration
+    let logger: Logger
+    /// Entries read per query.
+    static let batch = 500
+    /// Deliveries a slow stream may have waiting before it is ended (it resumes with Last-Event-ID).
+    static let backlog = 64
+
+    private let state = Mutex(State())
+
+    init(readModels: ReadModels, limits: Limits, heartbeatInterval: Duration, waiter: ProjectionProgress.Waiter?,
+         idlePoll: Duration = .milliseconds(250), logger: Logger) {
+        self.readModels = readModels
+        self.limits = limits
+        self.heartbeatInterval = heartbeatInterval
+        self.waiter = waiter
+        self.idlePoll = idlePoll
+        self.logger = logger
+    }
+
+    /// Open streams now.
+    public var openStreams: Int { state.withLock { $0.subscribers.count } }
+
+    /// Opens a stream for `user` after `position`, ending at `closeAt`;
+    /// `429 rate_limited` past the user's or the process's cap.
+    func subscribe(user: UUID, after position: LogPosition, closeAt: ContinuousClock.Instant) throws -> AsyncStream<Delivery> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .bufferingOldest(Self.backlog))
+        let id = try state.withLock { state throws(APIError) -> UInt64 in
+            guard !state.stopped else { throw APIError.unavailable }
+            guard state.subscribers.count < limits.perProcess else {
+                throw APIError.rateLimited(retryAfter: 5, "This server has too many open streams; try again.")
+            }
+            guard state.perUser[user, default: 0] < limits.perUser else {
+                throw APIError.rateLimited(retryAfter: 5, "At most \(limits.perUser) streams may be open per user.")
+            }
+            state.nextID &+= 1
+            state.subscribers[state.nextID] = Subscriber(user: user, position: position, joining: true, closeAt: closeAt,
+                                                         continuation: continuation)
+            state.perUser[user, default: 0] += 1
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        return stream
+    }
+
+    private func remove(_ id: UInt64) {
+        state.withLock { state in
+            guard let gone = state.subscribers.removeValue(forKey: id) else { return }
+            state.perUser[gone.user, default: 1] -= 1
+            if state.perUser[gone.user] == 0 { state.perUser[gone.user] = nil }
+        }
+    }
+
+    /// Serves the streams until cancelled, then ends them all.
+    func run() async {
+        var readTo: LogPosition?
+        var lastBeat = ContinuousClock.now
+        while !Task.isCancelled {
+            do {
+                if state.withLock({ $0.subscribers.isEmpty }) {
+                    // Nobody listens: nothing to read, and the position is learned again on the next join.
+                    readTo = nil
+                    try await Task.sleep(for: idlePoll)
+                    continue
+                }
+                var position: LogPosition
+                if let known = readTo {
+                    position = known
+                } else {
+                    position = try await readModels.feed(users: [], after: .start, limit: 1).readTo
+                }
+                try await catchUpJoining(to: position)
+                if try await projectorPassed(position) {
+                    // Streams still joining are caught up next time, from where they stand.
+                    let listeners = state.withLock { state in Set(state.subscribers.values.filter { !$0.joining }.map(\.user)) }
+                    // Read until the answer is no longer cut short by the batch size.
+                    while !listeners.isEmpty {
+                        let round = try await readModels.feed(users: Array(listeners), after: position, limit: Self.batch)
+                        deliver(round.entries)
+                        position = round.readTo
+                        if round.entries.count < Self.batch { break }
+                    }
+                }
+                readTo = position
+                let beat = ContinuousClock.now - lastBeat >= heartbeatInterval
+                if beat { lastBeat = .now }
+                beatAndClose(beat: beat)
+            } catch is CancellationError {
+                break
+            } catch {
+                logger.warning("notification feed failed; retrying", metadata: ["error": "\(ErrorMiddleware.logSummary(error))"])
+                readTo = nil
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        stop()
+    }
+
+    /// Ends every stream and refuses new ones (shutdown).
+    func stop() {
+        let all = state.withLock { state in
+            state.stopped = true
+            return state.subscribers.values.map(\.continuation)
+        }
+        for continuation in all { continuation.finish() }
+    }
+
+    /// Whether the notifications projector is past `position`, waiting up to `idlePoll`.
+    private func projectorPassed(_ position: LogPosition) async throws -> Bool {
+        let next = LogPosition(transactionID: position.transactionID, position: position.position + 1)
+        if let waiter { return try await waiter(next, ["notifications"], idlePoll) }
+        try await Task.sleep(for: idlePoll)
+        return true
+    }
+
+    /// Streams that joined since the last round: those resuming from behind `position` get their
+    /// own entries up to it; all then stand at `position` at least.
+    private func catchUpJoining(to position: LogPosition) async throws {
+        let joining = state.withLock { state in
+            state.subscribers.filter(\.value.joining).map { (id: $0.key, user: $0.value.user, from: $0.value.position) }
+        }
+        for joiner in joining {
+            var from = joiner.from
+            while from < position {
+                let entries = try await readModels.notifications(of: joiner.user, after: from, limit: Self.batch)
+                    .filter { $0.position <= position }
+                guard !entries.isEmpty else { break }
+                if !send(.entries(entries), to: joiner.id) { break }
+                from = entries[entries.count - 1].position
+                if entries.count < Self.batch { break }
+            }
+            state.withLock { state in
+                guard var subscriber = state.subscribers[joiner.id] else { return }
+                subscriber.joining = false
+                subscriber.position = max(subscriber.position, position)
+                state.subscribers[joiner.id] = subscriber
+            }
+        }
+    }
+
+    /// Hands each stream the entries of its user past its own position.
+    private func deliver(_ entries: [(user: UUID, entry: NotificationJSON)]) {
+        guard !entries.isEmpty else { return }
+        let byUser = Dictionary(grouping: entries, by: \.user)
+        let targets = state.withLock { state -> [(UInt64, [NotificationJSON])] in
+            var targets: [(UInt64, [NotificationJSON])] = []
+            for (id, subscriber) in state.subscribers where !subscriber.joining {
+                guard let mine = byUser[subscriber.user] else { continue }
+                let fresh = mine.map(\.entry).filter { $0.position > subscriber.position }
+                guard let last = fresh.last else { continue }
+                state.subscribers[id]?.position = last.position
+                targets.append((id, fresh))
+            }
+            return targets
+        }
+        for (id, fresh) in targets { send(.entries(fresh), to: id) }
+    }
+
+    /// Ends streams past their time and, with `beat`, sends the others a heartbeat.
+    private func beatAndClose(beat: Bool) {
+        let now = ContinuousClock.now
+        let (beating, closing) = state.withLock { state in
+            (beat ? state.subscribers.filter { $0.value.closeAt > now }.map(\.key) : [],
+             state.subscribers.values.filter { $0.closeAt <= now }.map(\.continuation))
+        }
+        for continuation in closing { continuation.finish() }
+        for id in beating { send(.heartbeat, to: id) }
+    }
+
+    /// Yields to one stream; a stream whose client does not keep up is ended (it resumes with
+    /// `Last-Event-ID`, losing nothing). Returns whether the delivery was taken.
+    @discardableResult
+    private func send(_ delivery: Delivery, to id: UInt64) -> Bool {
+        guard let continuation = state.withLock({ $0.subscribers[id]?.continuation }) else { return false }
+        if case .dropped = continuation.yield(delivery) {
+            continuation.finish()
+            return false
+        }
+        return true
+    }
+}
+
+/// Runs the process's `NotificationFeed` until graceful shutdown, then ends its streams.
+struct NotificationFeedService: Service {
+    let feed: NotificationFeed
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await feed.run() }
+        feed.stop()
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+
+/// Per-client request budgets as token buckets, kept in this process: per IP address before
+/// sign-in (anonymous requests and failed sign-ins), per user after, and a smaller one for
+/// sign-ups per IP. Past a budget the answer is `429 rate_limited` with `Retry-After`.
+///
+/// Several `serve` processes each apply the budgets on their own, so behind a load balancer
+/// that spreads one client over N processes the client gets up to N times the budget.
+public final class RateLimiter: Sendable {
+    /// A bucket's size and refill rate.
+    public struct Budget: Sendable, Equatable {
+        /// Requests allowed at once.
+        public var burst: Double
+        /// Requests per second regained.
+        public var perSecond: Double
+        public init(burst: Double, perSecond: Double) {
+            self.burst = burst
+            self.perSecond = perSecond
+        }
+    }
+
+    /// Every budget; `nil` is no limit.
+    public struct Budgets: Sendable, Equatable {
+        public var ip: Budget?
+        public var signUp: Budget?
+        public var user: Budget?
+
+        public init(ip: Budget?, signUp: Budget?, user: Budget?) {
+            self.ip = ip
+            self.signUp = signUp
+            self.user = user
+        }
+
+        /// The defaults (README): 60 anonymous requests per IP at once, one more per second; 20
+        /// sign-ups per IP at once, one more every 10 s; 200 requests per user at once, 50 more
+        /// per second. Generous for phones behind a carrier's shared address, tight for scripts.
+        public static let standard = Budgets(ip: Budget(burst: 60, perSecond: 1), signUp: Budget(burst: 20, perSecond: 0.1),
+                                             user: Budget(burst: 200, perSecond: 50))
+        public static let off = Budgets(ip: nil, signUp: nil, user: nil)
+
+        /// `SNIFFMEET_RATE_LIMITS`: `off`, or overrides such as `ip=60:1,signup=20:0.1,user=200:50`
+        /// (`name=burst:per-second`; unnamed budgets keep their defaults). Nil when malformed.
+        public init?(parsing text: String) {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            if trimmed == "off" { self = .off; return }
+            self = .standard
+            for item in trimmed.split(separator: ",") {
+                let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                let numbers = pair.count == 2 ? pair[1].split(separator: ":").compactMap { Double($0) } : []
+                guard numbers.count == 2, numbers[0] >= 1, numbers[1] > 0, numbers.allSatisfy(\.isFinite) else { return nil }
+                let budget = Budget(burst: numbers[0], perSecond: numbers[1])
+                switch pair[0] {
+                case "ip": ip = budget
+                case "signup": signUp = budget
+                case "user": user = budget
+                default: return nil
+                }
+            }
+        }
+    }
+
+    /// Whose budget a request spends.
+    public enum Client: Hashable, Sendable {
+        case ip(String)
+        case signUp(String)
+        case user(UUID)
+    }
+
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    public let budgets: Budgets
+    /// Buckets kept at most; past that, full (idle) buckets are forgotten first.
+    let capacity: Int
+    private let buckets = Mutex<[Client: Bucket]>([:])
+
+    public init(budgets: Budgets, capacity: Int = 100_000) {
+        self.budgets = budgets
+        self.capacity = capacity
+    }
+
+    /// Buckets held now.
+    public var bucketCount: Int { buckets.withLock { $0.count } }
+
+    /// Spends one request of `client`'s budget, or throws `429 rate_limited`.
+    public func spend(_ client: Client, now: ContinuousClock.Instant = .now) throws(APIError) {
+        let budget: Budget?
+        switch client {
+        case .ip: budget = budgets.ip
+        case .signUp: budget = budgets.signUp
+        case .user: budget = budgets.user
+        }
+        guard let budget else { return }
+        let wait = buckets.withLock { buckets -> Double? in
+            if buckets.count >= capacity, buckets[client] == nil { forgetIdle(&buckets, now: now) }
+            var bucket = buckets[client] ?? Bucket(tokens: budget.burst, updated: now)
+            let elapsed = Self.seconds(now - bucket.updated)
+            bucket.tokens = min(budget.burst, bucket.tokens + elapsed * budget.perSecond)
+            bucket.updated = now
+            defer { buckets[client] = bucket }
+            guard bucket.tokens >= 1 else { return (1 - bucket.tokens) / budget.perSecond }
+            bucket.tokens -= 1
+            return nil
+        }
+        if let wait { throw APIError.rateLimited(retryAfter: Int(wait.rounded(.up))) }
+    }
+
+    /// Drops buckets that have refilled completely (they hold nothing a new bucket would not);
+    /// if every bucket is busy, starts over rather than grow without bound.
+    private func forgetIdle(_ buckets: inout [Client: Bucket], now: ContinuousClock.Instant) {
+        let longestRefill = [budgets.ip, budgets.signUp, budgets.user].compactMap { $0 }.map { $0.burst / $0.perSecond }.max() ?? 0
+        buckets = buckets.filter { Self.seconds(now - $0.value.updated) < longestRefill }
+        if buckets.count >= capacity { buckets.removeAll(keepingCapacity: true) }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,56 @@
+"""Holds N idle live inbox streams (GET /v1/me/notifications/stream) open against a local server.
+
+Usage: python3 hold_streams.py HOST PORT TOKENS_FILE
+One stream per token line. Prints "open N" once every stream has its 200 header, then holds
+them until SIGTERM/SIGINT, reading (and counting) whatever the server sends: heartbeats only,
+as long as nobody writes to these users. Exits 1 if a stream is refused or closed early.
+"""
+import asyncio
+import signal
+import sys
+
+
+async def hold(host, port, token, opened, received, stop):
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(("GET /v1/me/notifications/stream HTTP/1.1\r\nHost: %s\r\n"
+                  "Authorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n" % (host, token)).encode())
+    await writer.drain()
+    status = await reader.readline()
+    if b" 200 " not in status:
+        raise RuntimeError("stream refused: %r" % status)
+    opened.append(1)
+    while not stop.is_set():
+        try:
+            chunk = await asyncio.wait_for(reader.read(4096), timeout=1)
+        except asyncio.TimeoutError:
+            continue
+        if not chunk:
+            if not stop.is_set():
+                raise RuntimeError("stream closed early")
+            break
+        received[0] += len(chunk)
+    writer.close()
+
+
+async def main():
+    host, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    tokens = [line.strip() for line in open(path) if line.strip()]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    opened, received = [], [0]
+    tasks = [asyncio.create_task(hold(host, port, t, opened, received, stop)) for t in tokens]
+    while len(opened) < len(tokens):
+        done = [t for t in tasks if t.done() and t.exception()]
+        if done:
+            print("error %s" % done[0].exception(), flush=True)
+            sys.exit(1)
+        await asyncio.sleep(0.05)
+    print("open %d" % len(opened), flush=True)
+    await stop.wait()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    print("closed %d, %d bytes received" % (len(opened), received[0]), flush=True)
+
+
+asyncio.run(main())
