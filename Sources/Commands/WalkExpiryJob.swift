@@ -25,8 +25,10 @@ public struct WalkExpiryJob: Sendable {
         while !Task.isCancelled {
             do {
                 _ = try await expireDue()
+            } catch is CancellationError {
+                return
             } catch {
-                logger.warning("walk expiry round failed", metadata: ["error": "\(error)"])
+                logger.warning("walk expiry round failed", metadata: ["error": "\(PostgresError.logSummary(of: error))"])
             }
             try? await Task.sleep(for: interval)
         }

@@ -66,10 +66,9 @@ struct ErrorMiddleware: RouterMiddleware {
     /// What a log line may say about `error`: its type, and for database errors the SQLSTATE.
     static func logSummary(_ error: any Error) -> String {
         switch error {
-        case let error as PostgresError: error.logSummary
         case let error as APIError: error.code
         case let error as DomainError: error.apiError.code
-        default: String(reflecting: type(of: error))
+        default: PostgresError.logSummary(of: error)
         }
     }
 }

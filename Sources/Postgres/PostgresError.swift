@@ -51,6 +51,12 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What a log line may say about any error: a database error's `logSummary`, else the
+    /// error's type (a description could quote data).
+    public static func logSummary(of error: any Error) -> String {
+        (error as? PostgresError)?.logSummary ?? String(reflecting: type(of: error))
+    }
+
     /// True when the statement failed for a passing reason and the same request may succeed
     /// when tried again: a statement timeout or cancellation, a serialization failure or
     /// deadlock, a lock not available, the server short of resources or shutting down.

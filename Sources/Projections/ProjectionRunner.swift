@@ -194,12 +194,12 @@ public final class ProjectionRunner: Sendable {
                 try await project(on: pool)
             } catch is CancellationError {
             } catch {
-                let message = "\(error)"
+                let message = PostgresError.logSummary(of: error)
                 updateOwnership(names) { local in
                     if local.checkpoint != nil || local.state == .failed { local.state = .failed; local.lastError = message }
                     local.checkpoint = nil
                 }
-                logger.warning("projection failed; retrying", metadata: ["error": "\(error)"])
+                logger.warning("projection failed; retrying", metadata: ["error": "\(message)"])
             }
             await pool.close()
             if Task.isCancelled { break }
