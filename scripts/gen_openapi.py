@@ -2,50 +2,93 @@
 """Writes Sources/Gateway/openapi.json: the OpenAPI 3.1 description of shared/API.md.
 
 Hand-kept in step with API.md; GatewayTests.OpenAPIDriftTests fails when the router and this
-document disagree on the set of (method, path). Run: python3 scripts/gen_openapi.py
+document disagree on the set of (method, path), so only routes the server serves are here.
+
+Every answer is listed with its status, its error codes (`error.code` is an enum per status) and
+its headers (`Log-Position` on commands, `Retry-After` on 429 and 503). Responses carry OpenAPI
+`links` from the ids they return to the operations that take them, so that a stateful fuzzer
+(schemathesis' stateful phase, scripts/fuzz.sh) reaches accept, respond, cancel, dismiss, unpair
+and the card with real ids instead of only 404s. Run: python3 scripts/gen_openapi.py
 """
 import json, os
 
 def ref(name): return {"$ref": f"#/components/schemas/{name}"}
-def err(desc): return {"description": desc, "content": {"application/json": {"schema": ref("Error")}}}
-def ok(desc, schema, headers=None):
-    r = {"description": desc, "content": {"application/json": {"schema": schema}}}
-    if headers: r["headers"] = headers
-    return r
-LOGPOS = {"Log-Position": {"description": "Opaque log position of the command's last event; send it as Min-Log-Position.",
-                           "schema": {"type": "string"}}}
-def param(name, where, schema, desc, required=False):
-    return {"name": name, "in": where, "required": required, "description": desc, "schema": schema}
 UUID = {"type": "string", "format": "uuid"}
 TIME = {"type": "string", "format": "date-time"}
-IDEM = param("Idempotency-Key", "header", {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[\\x21-\\x7e]+$"},
-             "Same key, same user, same body: the first answer again, nothing written.")
 POSITION = {"type": "string", "pattern": "^[0-9]{1,20}\\.[0-9]{1,19}$"}
-MINPOS = param("Min-Log-Position", "header", POSITION, "Answer only once the read models include this position (waits up to 3 s).")
+
+# --- Headers of answers ---------------------------------------------------------------------
+LOGPOS = {"Log-Position": {"description": "Opaque log position of the command's last event (or the log's head for a "
+                                          "command that changed nothing); send it as Min-Log-Position.",
+                           "required": True, "schema": POSITION}}
+RETRY_AFTER = {"description": "Seconds to wait before trying again.", "schema": {"type": "integer", "minimum": 0}}
+
+def err(desc, *codes, headers=None):
+    """An error answer: `{"error": {"code", "message", "field"?}}` with `code` one of `codes`."""
+    schema = ref("Error") if not codes else {"allOf": [ref("Error"), {"properties": {"error": {
+        "properties": {"code": {"type": "string", "enum": list(codes)}}}}}]}
+    r = {"description": desc + " Codes: " + ", ".join(f"`{c}`" for c in codes) + "." if codes else desc,
+         "content": {"application/json": {"schema": schema}}}
+    if headers: r["headers"] = headers
+    return r
+def ok(desc, schema, headers=None, links=None):
+    r = {"description": desc, "content": {"application/json": {"schema": schema}}}
+    if headers: r["headers"] = headers
+    if links: r["links"] = links
+    return r
+def no_content(desc, headers=None):
+    r = {"description": desc}
+    if headers: r["headers"] = headers
+    return r
+
+# --- Parameters -----------------------------------------------------------------------------
+def param(name, where, schema, desc, required=False):
+    return {"name": name, "in": where, "required": required, "description": desc, "schema": schema}
+IDEM = param("Idempotency-Key", "header", {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[\\x21-\\x7e]+$"},
+             "Same key, same user, same body: the first answer again, nothing written (kept 24 hours); same key, "
+             "different request: `422 idempotency_key_reused`.")
+MINPOS = param("Min-Log-Position", "header", POSITION,
+               "A Log-Position this client was given: answer only once the read models include it (waits up to 3 s, "
+               "then `503 not_caught_up`). A value that is no position of this log is `400 validation_failed`.")
 LIMIT = param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "Page size.")
-CURSOR = param("cursor", "query", {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,200}$"}, "Opaque cursor from next_cursor.")
-def idparam(name="id"): return param(name, "path", UUID, "Id.", required=True)
+CURSOR = param("cursor", "query", {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,200}$"},
+               "Opaque cursor from `next_cursor`; any other value is `400 validation_failed`.")
+def idparam(name="id", what="Id"):
+    return param(name, "path", UUID, f"{what}. A value that is not a UUID names nothing: `404`.", required=True)
+# An empty value (`?status=`) is no filter, as API.md writes it.
+DIRECTION = param("direction", "query", {"type": "string", "enum": ["", "incoming", "outgoing"]},
+                  "Only incoming or outgoing; empty: both.")
+def status_filter(*statuses):
+    return param("status", "query", {"type": "string", "enum": ["", *statuses]}, "Only this status; empty: any.")
+LAST_EVENT_ID = param("Last-Event-ID", "header", POSITION, "Resume after this event id (an id this stream sent).")
 
-COMMON = {"401": err("Missing or wrong bearer token (unauthorized)."),
-          "503": err("Database down (unavailable), overloaded, request_timeout, or not_caught_up.")}
-def resp(extra): return {**extra, **COMMON}
-def body(schema):
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
-POST_ERRORS = {"400": err("invalid_json or validation_failed (with field)."),
-               "413": err("Body over 16 KiB (body_too_large)."),
-               "422": err("Idempotency-Key reused with a different body (idempotency_key_reused).")}
-
+# --- Schemas --------------------------------------------------------------------------------
+# Free text (API.md "Text"): what JSON Schema can say of it. The pattern refuses control characters
+# (C0, DEL, C1) and bidi controls; the server also refuses unassigned code points, counts lengths in
+# user-perceived characters (so `maxLength`, in code points, is never more than it allows) and caps
+# a field at 4 bytes per allowed character. Nicknames also refuse white space and Latin letters
+# mixed with Cyrillic or Greek ones, and are unique after NFKC case folding.
+NO_CONTROLS = "\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
+WHITE_SPACE = "\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+TEXT_RULES = ("Stored NFC-normalized. Control characters (C0, C1, DEL, NUL), bidi controls and unassigned code points "
+              "are `400 validation_failed`; lengths count user-perceived characters, at most 4 bytes per allowed character.")
+def text(lo, hi, *, nullable=False, nickname=False):
+    forbidden = NO_CONTROLS + (WHITE_SPACE if nickname else "")
+    rules = TEXT_RULES + (" No white space, no Latin letters mixed with Cyrillic or Greek ones; unique after NFKC "
+                          "case folding (`ＡＢ`, `Ab` and `ab` are one nickname)." if nickname else "")
+    return {"type": ["string", "null"] if nullable else "string", "minLength": lo, "maxLength": hi,
+            "pattern": f"^[^{forbidden}]*$", "description": rules}
 keywords = {"type": "array", "items": {"type": "string", "enum": ["energetic", "smart", "friendly", "shy", "independent"]},
             "minItems": 1, "maxItems": 2, "uniqueItems": True}
 profile_fields = {
-    "nickname": {"type": "string", "minLength": 2, "maxLength": 8},
-    "dog_name": {"type": "string", "minLength": 1, "maxLength": 15},
+    "nickname": text(2, 8, nickname=True),
+    "dog_name": text(1, 15),
     "age": {"type": "integer", "minimum": 0, "maximum": 99},
     "sex": {"type": "string", "enum": ["male", "female"]},
     "neutered": {"type": "boolean"},
     "size": {"type": "string", "enum": ["small", "medium", "large"]},
     "keywords": keywords,
-    "profile_image": {"type": ["string", "null"], "minLength": 1, "maxLength": 200},
+    "profile_image": {**text(1, 200, nullable=True), "description": "The id of a photo of mine, or null."},
 }
 card_props = {"user_id": UUID, **profile_fields}
 schemas = {
@@ -57,9 +100,16 @@ schemas = {
     "SignUp": {"type": "object", "required": [k for k in profile_fields if k != "profile_image"], "properties": profile_fields},
     "SignedUp": {"type": "object", "required": ["user_id", "token", "profile"],
                  "properties": {"user_id": UUID, "token": {"type": "string"}, "profile": ref("Profile")}},
-    "ProfileChanges": {"type": "object", "properties": {k: v for k, v in profile_fields.items() if k != "sex"}},
+    # Any subset of the fields; a field sent as null is left unchanged, except profile_image, where
+    # null removes the photo. `sex` cannot change (`400 validation_failed`).
+    "ProfileChanges": {"type": "object", "description": "Any subset of the fields. A field sent as null is left unchanged, "
+                                                        "except `profile_image`, where null removes the photo.",
+                       "properties": {k: ({**v, "type": [v["type"], "null"]} if k != "profile_image" else v)
+                                      for k, v in profile_fields.items() if k != "sex"}},
     "DeviceToken": {"type": "object", "required": ["device_token"],
-                    "properties": {"device_token": {"type": "string", "pattern": "^[0-9a-fA-F]{1,200}$"}}},
+                    "properties": {"device_token": {"type": "string", "pattern": "^[0-9a-fA-F]{64,200}$"},
+                                   "locale": {"type": "string", "enum": ["ko", "en"], "default": "ko",
+                                              "description": "Language of this device's pushes."}}},
     "DropToken": {"type": "object", "required": ["drop_token", "expires_at"],
                   "properties": {"drop_token": {"type": "string"}, "expires_at": TIME}},
     "NewMateRequest": {"type": "object", "required": ["to", "drop_token"],
@@ -70,10 +120,10 @@ schemas = {
                                    "created_at": TIME, "updated_at": TIME}},
     "Mate": {"type": "object", "required": list(card_props) + ["mates_since"], "properties": {**card_props, "mates_since": TIME}},
     "NewWalk": {"type": "object", "required": ["to", "message", "latitude", "longitude"],
-                "properties": {"to": UUID, "message": {"type": "string", "minLength": 1, "maxLength": 100},
+                "properties": {"to": UUID, "message": text(1, 100),
                                "latitude": {"type": "number", "minimum": -90, "maximum": 90},
                                "longitude": {"type": "number", "minimum": -180, "maximum": 180},
-                               "place_name": {"type": ["string", "null"], "maxLength": 100}}},
+                               "place_name": text(1, 100, nullable=True)}},
     "WalkAnswer": {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string", "enum": ["accept", "decline"]}}},
     "Walk": {"type": "object",
              "required": ["walk_id", "from", "to", "message", "latitude", "longitude", "place_name", "status", "created_at", "expires_at", "answered_at"],
@@ -105,110 +155,257 @@ schemas = {
 def listof(name):
     return {"type": "object", "required": ["items", "next_cursor"],
             "properties": {"items": {"type": "array", "items": ref(name)}, "next_cursor": {"type": ["string", "null"]}}}
+def body(schema):
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
 
-DIRECTION = param("direction", "query", {"type": "string", "enum": ["incoming", "outgoing"]}, "Only incoming or outgoing.")
-PUBLIC = []
+# --- Links: from an answer's ids to the operations that take them ---------------------------
+# Runtime expressions of OpenAPI 3.1 (`$response.body#/json-pointer`, `$response.header.Name`).
+# A link that only reads a list's first item is followed only when the list is not empty.
+def link(operation, desc, parameters=None, request_body=None):
+    l = {"operationId": operation, "description": desc}
+    if parameters: l["parameters"] = parameters
+    if request_body is not None: l["requestBody"] = request_body
+    return l
+def read_your_write(operation, id_expr, desc):
+    """A read of what the command just wrote: the id, and the command's Log-Position as Min-Log-Position."""
+    return link(operation, desc, {"path.id": id_expr, "header.Min-Log-Position": "$response.header.Log-Position"})
+def mate_request_links(ptr, other_ptrs=()):
+    """From a mate request at JSON pointer `ptr` (`/` for the answer itself, `/items/0/` in a list)."""
+    links = {
+        "AcceptRequest": link("acceptMate", "Accept it (the addressee only).", {"path.id": f"$response.body#{ptr}request_id"}),
+        "DeclineRequest": link("declineMate", "Decline it (the addressee only).", {"path.id": f"$response.body#{ptr}request_id"}),
+        "CancelRequest": link("cancelMateRequest", "Cancel it (the requester only, while pending).",
+                              {"path.id": f"$response.body#{ptr}request_id"}),
+    }
+    for side in other_ptrs:
+        links[f"{side.capitalize()}Card"] = link("getCard", f"The `{side}` card: a request between us makes it visible.",
+                                                 {"path.id": f"$response.body#{ptr}{side}/user_id"})
+    return links
+def walk_links(ptr, read=None):
+    """From a walk at `ptr`; `read` overrides the GetWalk link (commands: read-your-writes)."""
+    return {
+        "RespondToWalk": link("respondWalk", "Answer it (the addressee only, before expires_at).",
+                              {"path.id": f"$response.body#{ptr}walk_id"}),
+        "CancelWalk": link("cancelWalk", "Cancel it (the sender only, while pending).", {"path.id": f"$response.body#{ptr}walk_id"}),
+        "GetWalk": read or link("getWalk", "Read it (its sender or addressee).", {"path.id": f"$response.body#{ptr}walk_id"}),
+        "FromCard": link("getCard", "The sender's card.", {"path.id": f"$response.body#{ptr}from/user_id"}),
+        "ToCard": link("getCard", "The addressee's card.", {"path.id": f"$response.body#{ptr}to/user_id"}),
+    }
+def mate_links(id_expr):
+    """From a mate's (or a connected user's) id."""
+    return {
+        "Unpair": link("unpair", "Unpair from this user (`404 not_mates` unless we are mates).", {"path.user_id": id_expr}),
+        "Card": link("getCard", "This user's card.", {"path.id": id_expr}),
+        "SendWalk": link("sendWalk", "Ask this user for a walk (`409 not_mates` unless we are mates).",
+                         request_body={"to": id_expr}),
+    }
+
+# --- Operations -----------------------------------------------------------------------------
+# Every route: 429 past the client's budget (per IP before sign-in, per user after), except
+# /healthz, /readyz and /metrics; 400 validation_failed from any header, query or path value; 503
+# when the database is down, too slow or overloaded.
+CODES_400 = ("validation_failed",)
+CODES_400_BODY = ("invalid_json", "validation_failed")
+CODES_503 = ("unavailable", "overloaded", "request_timeout")
+RATE_LIMITED = err("Past this client's request budget (per IP address before sign-in, per user after).", "rate_limited",
+                   headers={"Retry-After": {**RETRY_AFTER, "required": True}})
+# Answers many operations share are written once, under components/responses.
+shared_responses = {}
+def shared(name, response):
+    shared_responses.setdefault(name, response)
+    assert shared_responses[name] == response, name
+    return {"$ref": f"#/components/responses/{name}"}
+UNAVAILABLE_NAMES = {CODES_503: "Unavailable", CODES_503 + ("not_caught_up",): "NotCaughtUp"}
+def operation(op_id, summary, answers, *, params=(), request_body=None, public=False, errors=None, codes_503=CODES_503,
+              rate_limited=True, database=True, description=None):
+    """An operation with its own answers plus the ones every route shares."""
+    responses = dict(answers)
+    errors = dict(errors or {})
+    takes_values = bool(params) or request_body is not None
+    if takes_values and "400" not in errors:
+        errors["400"] = err("A header, query or path value out of range (Idempotency-Key, Min-Log-Position, cursor, "
+                            "limit, ...)" + (", or a malformed body" if request_body is not None else "") +
+                            "; `field` names it.", *(CODES_400_BODY if request_body is not None else CODES_400))
+    if request_body is not None or any(p["name"] == "Idempotency-Key" for p in params):
+        errors.setdefault("413", shared("BodyTooLarge", err("Body over 16 KiB.", "body_too_large")))
+    if any(p["name"] == "Idempotency-Key" for p in params):
+        errors.setdefault("422", shared("IdempotencyKeyReused", err("This Idempotency-Key came with a different request.",
+                                                                    "idempotency_key_reused")))
+    if not public:
+        errors["401"] = shared("Unauthorized", err("Missing, wrong, signed-out or revoked bearer token.", "unauthorized"))
+    if rate_limited and "429" not in errors:
+        errors["429"] = shared("RateLimited", RATE_LIMITED)
+    if database and "503" not in errors:
+        unavailable = err("The database is down, too slow or overloaded" +
+                          (", or the read models have not reached Min-Log-Position within 3 s" if "not_caught_up" in codes_503 else "") +
+                          "; try again.", *codes_503, headers={"Retry-After": RETRY_AFTER})
+        errors["503"] = shared(UNAVAILABLE_NAMES[codes_503], unavailable) if codes_503 in UNAVAILABLE_NAMES else unavailable
+    responses.update(errors)
+    o = {"operationId": op_id, "summary": summary}
+    if description: o["description"] = description
+    if public: o["security"] = []
+    o["parameters"] = list(params)
+    if request_body is not None: o["requestBody"] = request_body
+    o["responses"] = dict(sorted(responses.items()))
+    return o
+
+READ_503 = CODES_503 + ("not_caught_up",)
 paths = {
-    "/v1/users": {"post": {"operationId": "signUp", "summary": "Sign up anonymously with the dog profile.", "security": PUBLIC,
-        "parameters": [IDEM], "requestBody": body(ref("SignUp")),
-        "responses": resp({"201": ok("Registered; keep the token.", ref("SignedUp"), LOGPOS), **POST_ERRORS,
-                           "409": err("nickname_taken.")})}},
+    "/v1/users": {"post": operation("signUp", "Sign up anonymously with the dog profile.", public=True, params=[IDEM],
+        request_body=body(ref("SignUp")),
+        answers={"201": ok("Registered; the only answer that ever shows this token.", ref("SignedUp"), LOGPOS, links={
+            "Card": link("getCard", "The new user's card: `404` to anyone not connected to them (no hint that the user exists).",
+                         {"path.id": "$response.body#/user_id"})})},
+        errors={"409": err("The nickname is taken, or this sign-up already happened (a repeat with the same Idempotency-Key "
+                           "never shows the token again).", "nickname_taken", "already_registered",
+                           "idempotency_key_in_use")})},
     "/v1/me": {
-        "get": {"operationId": "getMe", "summary": "My profile.", "parameters": [MINPOS],
-                "responses": resp({"200": ok("My profile.", ref("Profile")), "400": err("Bad Min-Log-Position."),
-                                   "404": err("Profile not projected yet (not_found).")})},
-        "patch": {"operationId": "updateMe", "summary": "Change parts of my profile.", "parameters": [],
-                  "requestBody": body(ref("ProfileChanges")),
-                  "responses": resp({"200": ok("The changed profile.", ref("Profile"), LOGPOS),
-                                     **{k: v for k, v in POST_ERRORS.items() if k != "422"}, "409": err("nickname_taken.")})}},
-    "/v1/me/device-token": {"put": {"operationId": "setDeviceToken", "summary": "Store my push token.",
-        "requestBody": body(ref("DeviceToken")),
-        "responses": resp({"204": {"description": "Stored.", "headers": LOGPOS},
-                           **{k: v for k, v in POST_ERRORS.items() if k != "422"}})}},
-    "/v1/me/drop-tokens": {"post": {"operationId": "newDropToken", "summary": "A fresh drop token for my profile card.",
-        "parameters": [IDEM], "responses": resp({"201": ok("Valid 5 minutes, single use.", ref("DropToken")),
-                                                 **POST_ERRORS})}},
-    "/v1/users/{id}": {"get": {"operationId": "getCard", "summary": "The dog card of someone I am connected to.",
-        "parameters": [idparam(), MINPOS],
-        "responses": resp({"200": ok("The card.", ref("Card")), "400": err("Bad Min-Log-Position."),
-                           "404": err("Unknown, or not connected to me (not_found).")})}},
-    "/v1/mate-requests": {"post": {"operationId": "requestMate", "summary": "RequestMate with the drop token `to` handed over.",
-        "parameters": [IDEM], "requestBody": body(ref("NewMateRequest")),
-        "responses": resp({"201": ok("Pending request.", ref("MateRequest"), LOGPOS),
-                           "200": ok("Accepted: `to` had already asked me.", ref("MateRequest"), LOGPOS),
-                           **POST_ERRORS, "403": err("invalid_drop_token."), "404": err("No such user (not_found)."),
-                           "409": err("already_mates."), "410": err("drop_token_expired.")})}},
-    "/v1/mate-requests/{id}/accept": {"post": {"operationId": "acceptMate", "summary": "AcceptMate, by the addressee.",
-        "parameters": [idparam(), IDEM],
-        "responses": resp({"200": ok("Accepted.", ref("MateRequest"), LOGPOS), **POST_ERRORS,
-                           "403": err("not_addressee."), "404": err("No such request (not_found)."), "409": err("not_pending.")})}},
-    "/v1/mate-requests/{id}/decline": {"post": {"operationId": "declineMate", "summary": "Decline, by the addressee.",
-        "parameters": [idparam(), IDEM],
-        "responses": resp({"200": ok("Declined.", ref("MateRequest"), LOGPOS), **POST_ERRORS,
-                           "403": err("not_addressee."), "404": err("No such request (not_found)."), "409": err("not_pending.")})}},
-    "/v1/mate-requests/{id}": {"delete": {"operationId": "cancelMateRequest", "summary": "Cancel, by the requester, while pending.",
-        "parameters": [idparam()],
-        "responses": resp({"200": ok("Cancelled.", ref("MateRequest"), LOGPOS), "403": err("not_requester."),
-                           "404": err("No such request (not_found)."), "409": err("not_pending.")})}},
-    "/v1/me/mate-requests": {"get": {"operationId": "listMateRequests", "summary": "My mate requests, newest first.",
-        "parameters": [DIRECTION, param("status", "query", {"type": "string", "enum": ["pending", "accepted", "declined", "cancelled"]}, "Filter."),
-                       LIMIT, CURSOR, MINPOS],
-        "responses": resp({"200": ok("A page.", listof("MateRequest")), "400": err("validation_failed.")})}},
-    "/v1/me/mates": {"get": {"operationId": "listMates", "summary": "My mates: cards plus mates_since.",
-        "parameters": [LIMIT, CURSOR, MINPOS],
-        "responses": resp({"200": ok("A page.", listof("Mate")), "400": err("validation_failed.")})}},
-    "/v1/me/mates/{user_id}": {"delete": {"operationId": "unpair", "summary": "Unpair.",
-        "parameters": [idparam("user_id")],
-        "responses": resp({"204": {"description": "Unpaired.", "headers": LOGPOS}, "404": err("not_mates.")})}},
-    "/v1/walks": {"post": {"operationId": "sendWalk", "summary": "SendWalk to a current mate.",
-        "parameters": [IDEM], "requestBody": body(ref("NewWalk")),
-        "responses": resp({"201": ok("Sent; answerable until expires_at.", ref("Walk"), LOGPOS), **POST_ERRORS,
-                           "409": err("not_mates.")})}},
-    "/v1/walks/{id}/response": {"post": {"operationId": "respondWalk", "summary": "RespondWalk, by the addressee, before expires_at.",
-        "parameters": [idparam(), IDEM], "requestBody": body(ref("WalkAnswer")),
-        "responses": resp({"200": ok("Answered.", ref("Walk"), LOGPOS), **POST_ERRORS, "403": err("not_addressee."),
-                           "404": err("No such walk (not_found)."), "409": err("already_answered."), "410": err("walk_expired.")})}},
+        "get": operation("getMe", "My profile.", params=[MINPOS], codes_503=READ_503,
+                         answers={"200": ok("My profile.", ref("Profile"))},
+                         errors={"404": err("Profile not projected yet.", "not_found")}),
+        "patch": operation("updateMe", "Change parts of my profile.", request_body=body(ref("ProfileChanges")),
+                           answers={"200": ok("The changed profile.", ref("Profile"), LOGPOS)},
+                           errors={"404": err("No such user.", "not_found"), "409": err("The nickname is taken.", "nickname_taken")})},
+    "/v1/me/device-token": {"put": operation("setDeviceToken", "Store my push token.", request_body=body(ref("DeviceToken")),
+        answers={"204": no_content("Stored.", LOGPOS)})},
+    "/v1/me/drop-tokens": {"post": operation("newDropToken", "A fresh drop token for my profile card.", params=[IDEM],
+        answers={"201": ok("Valid 5 minutes, single use.", ref("DropToken"), links={
+            "RequestMate": link("requestMate", "Someone who holds this token asks me (here: the caller, so "
+                                "`400 cannot_request_self` unless `to` is another user, then `403 invalid_drop_token`).",
+                                request_body={"drop_token": "$response.body#/drop_token"})})},
+        errors={"409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")})},
+    "/v1/users/{id}": {"get": operation("getCard", "The dog card of a mate or of someone with a request or walk between us.",
+        params=[idparam("id", "User id"), MINPOS], codes_503=READ_503,
+        answers={"200": ok("The card.", ref("Card"), links={
+            "Unpair": link("unpair", "Unpair from this user.", {"path.user_id": "$response.body#/user_id"})})},
+        errors={"404": err("Unknown, or not connected to me (no hint that the user exists).", "not_found")})},
+    "/v1/mate-requests": {"post": operation("requestMate", "RequestMate with the drop token `to` handed over.", params=[IDEM],
+        request_body=body(ref("NewMateRequest")),
+        answers={"201": ok("Pending request.", ref("MateRequest"), LOGPOS, links=mate_request_links("/", ("to",))),
+                 "200": ok("Accepted: `to` had already asked me.", ref("MateRequest"), LOGPOS,
+                           links={**mate_request_links("/", ("to",)), **mate_links("$response.body#/to/user_id")})},
+        errors={"400": err("Malformed body, a field out of range, or `to` is me.", "invalid_json", "validation_failed",
+                           "cannot_request_self"),
+                "403": err("The drop token is not one `to` handed out unused (also when `to` blocked me).", "invalid_drop_token"),
+                "404": err("No such user.", "not_found"),
+                "409": err("Already mates, or a request with this Idempotency-Key is still running.", "already_mates",
+                           "idempotency_key_in_use"),
+                "410": err("The drop token expired.", "drop_token_expired")})},
+    "/v1/mate-requests/{id}/accept": {"post": operation("acceptMate", "AcceptMate, by the addressee.",
+        params=[idparam("id", "Mate request id"), IDEM],
+        answers={"200": ok("Accepted: we are mates.", ref("MateRequest"), LOGPOS,
+                           links=mate_links("$response.body#/from/user_id"))},
+        errors={"403": err("Only the addressee answers.", "not_addressee"), "404": err("No such request.", "not_found"),
+                "409": err("Not pending any more, or a request with this Idempotency-Key is still running.", "not_pending",
+                           "idempotency_key_in_use")})},
+    "/v1/mate-requests/{id}/decline": {"post": operation("declineMate", "Decline, by the addressee.",
+        params=[idparam("id", "Mate request id"), IDEM],
+        answers={"200": ok("Declined.", ref("MateRequest"), LOGPOS)},
+        errors={"403": err("Only the addressee answers.", "not_addressee"), "404": err("No such request.", "not_found"),
+                "409": err("Not pending any more, or a request with this Idempotency-Key is still running.", "not_pending",
+                           "idempotency_key_in_use")})},
+    "/v1/mate-requests/{id}": {"delete": operation("cancelMateRequest", "Cancel, by the requester, while pending.",
+        description="A cancel, not a removal: the request stays in both users' lists with status `cancelled`.",
+        params=[idparam("id", "Mate request id")],
+        answers={"200": ok("Cancelled.", ref("MateRequest"), LOGPOS)},
+        errors={"403": err("Only the requester cancels.", "not_requester"), "404": err("No such request.", "not_found"),
+                "409": err("Not pending any more.", "not_pending")})},
+    "/v1/me/mate-requests": {"get": operation("listMateRequests", "My mate requests, newest first.", codes_503=READ_503,
+        params=[DIRECTION, status_filter("pending", "accepted", "declined", "cancelled"),
+                LIMIT, CURSOR, MINPOS],
+        answers={"200": ok("A page.", listof("MateRequest"), links={
+            **mate_request_links("/items/0/", ("from", "to")),
+            "NextPage": link("listMateRequests", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})})},
+    "/v1/me/mates": {"get": operation("listMates", "My mates: cards plus mates_since.", codes_503=READ_503,
+        params=[LIMIT, CURSOR, MINPOS],
+        answers={"200": ok("A page.", listof("Mate"), links={
+            **mate_links("$response.body#/items/0/user_id"),
+            "NextPage": link("listMates", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})})},
+    "/v1/me/mates/{user_id}": {"delete": operation("unpair", "Unpair.", params=[idparam("user_id", "The mate's user id")],
+        answers={"204": no_content("Unpaired.", LOGPOS)},
+        errors={"404": err("We are not mates (also for an id that is not a UUID).", "not_mates")})},
+    "/v1/walks": {"post": operation("sendWalk", "SendWalk to a current mate.", params=[IDEM], request_body=body(ref("NewWalk")),
+        answers={"201": ok("Sent; answerable until expires_at.", ref("Walk"), LOGPOS, links=walk_links("/", read=read_your_write(
+            "getWalk", "$response.body#/walk_id", "Read it at least at the send's Log-Position (read-your-writes).")))},
+        errors={"404": err("No such user.", "not_found"),
+                "409": err("We are not mates, or a request with this Idempotency-Key is still running.", "not_mates",
+                           "idempotency_key_in_use")})},
+    "/v1/walks/{id}/response": {"post": operation("respondWalk", "RespondWalk, by the addressee, before expires_at.",
+        params=[idparam("id", "Walk id"), IDEM], request_body=body(ref("WalkAnswer")),
+        answers={"200": ok("Answered.", ref("Walk"), LOGPOS, links={"GetWalk": read_your_write(
+            "getWalk", "$response.body#/walk_id", "Read it at least at the answer's Log-Position (read-your-writes).")})},
+        errors={"403": err("Only the addressee answers.", "not_addressee"), "404": err("No such walk.", "not_found"),
+                "409": err("Already answered or cancelled, or a request with this Idempotency-Key is still running.",
+                           "already_answered", "idempotency_key_in_use"),
+                "410": err("The walk expired.", "walk_expired")})},
     "/v1/walks/{id}": {
-        "delete": {"operationId": "cancelWalk", "summary": "Cancel, by the sender, while pending.", "parameters": [idparam()],
-                   "responses": resp({"200": ok("Cancelled.", ref("Walk"), LOGPOS), "403": err("not_sender."),
-                                      "404": err("No such walk (not_found)."), "409": err("already_answered."),
-                                      "410": err("walk_expired.")})},
-        "get": {"operationId": "getWalk", "summary": "One walk, to its sender or addressee.", "parameters": [idparam(), MINPOS],
-                "responses": resp({"200": ok("The walk.", ref("Walk")), "400": err("Bad Min-Log-Position."),
-                                   "404": err("not_found.")})}},
-    "/v1/me/walks": {"get": {"operationId": "listWalks", "summary": "My walks, newest first.",
-        "parameters": [DIRECTION, param("status", "query", {"type": "string", "enum": ["pending", "accepted", "declined", "expired", "cancelled"]}, "Filter."),
-                       LIMIT, CURSOR, MINPOS],
-        "responses": resp({"200": ok("A page.", listof("Walk")), "400": err("validation_failed.")})}},
-    "/v1/me/notifications": {"get": {"operationId": "listNotifications", "summary": "My inbox, newest first.",
-        "parameters": [LIMIT, CURSOR, MINPOS],
-        "responses": resp({"200": ok("A page.", listof("Notification")), "400": err("validation_failed.")})}},
-    "/v1/me/notifications/{id}": {"delete": {"operationId": "dismissNotification", "summary": "Remove one entry from my inbox.",
-        "parameters": [idparam()],
-        "responses": resp({"204": {"description": "Removed.", "headers": LOGPOS}, "404": err("not_found.")})}},
-    "/v1/me/notifications/stream": {"get": {"operationId": "streamNotifications",
-        "summary": "Server-Sent Events: `event: notification`, one JSON entry per `data:`, id = log position; heartbeat comments.",
-        "parameters": [param("Last-Event-ID", "header", POSITION, "Resume after this id.")],
-        "responses": resp({"200": {"description": "An endless event stream.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                           "400": err("Bad Last-Event-ID.")})}},
-    "/healthz": {"get": {"operationId": "health", "summary": "200 while the process runs.", "security": PUBLIC,
-        "responses": {"200": ok("Alive.", ref("Status"))}}},
-    "/readyz": {"get": {"operationId": "ready", "summary": "200 once the database answers and the schema is current.", "security": PUBLIC,
-        "responses": {"200": ok("Ready.", ref("Status")), "503": err("unavailable or schema_not_current.")}}},
-    "/metrics": {"get": {"operationId": "metrics", "summary": "Prometheus text exposition.", "security": PUBLIC,
-        "responses": {"200": {"description": "Metrics.", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
-    "/openapi.json": {"get": {"operationId": "openapi", "summary": "This document.", "security": PUBLIC,
-        "responses": {"200": {"description": "OpenAPI 3.1.", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
-    "/v1/admin/projections": {"get": {"operationId": "projections", "summary": "Each projector's checkpoint, lag and state (bearer SNIFFMEET_ADMIN_TOKEN).",
-        "security": [{"adminToken": []}],
-        "responses": {"200": ok("Projectors.", ref("Projections")), **COMMON}}},
+        "delete": operation("cancelWalk", "Cancel, by the sender, while pending.", params=[idparam("id", "Walk id")],
+            description="A cancel, not a removal: the walk stays readable to both (`GET /v1/walks/{id}`) with status "
+                        "`cancelled`.",
+            answers={"200": ok("Cancelled.", ref("Walk"), LOGPOS)},
+            errors={"403": err("Only the sender cancels.", "not_sender"), "404": err("No such walk.", "not_found"),
+                    "409": err("Already answered or cancelled.", "already_answered"), "410": err("The walk expired.", "walk_expired")}),
+        "get": operation("getWalk", "One walk, to its sender or addressee.", params=[idparam("id", "Walk id"), MINPOS],
+            codes_503=READ_503,
+            description="Cancelled walks stay readable (a `DELETE` of a walk cancels it; it does not remove it).",
+            answers={"200": ok("The walk.", ref("Walk"))},
+            errors={"404": err("No such walk, or not mine (no hint that it exists).", "not_found")})},
+    "/v1/me/walks": {"get": operation("listWalks", "My walks, newest first.", codes_503=READ_503,
+        params=[DIRECTION, status_filter("pending", "accepted", "declined", "expired", "cancelled"),
+                LIMIT, CURSOR, MINPOS],
+        answers={"200": ok("A page.", listof("Walk"), links={
+            **walk_links("/items/0/"),
+            "NextPage": link("listWalks", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})})},
+    "/v1/me/notifications": {"get": operation("listNotifications", "My inbox, newest first.", codes_503=READ_503,
+        params=[LIMIT, CURSOR, MINPOS],
+        answers={"200": ok("A page.", listof("Notification"), links={
+            "Dismiss": link("dismissNotification", "Remove it from my inbox.",
+                            {"path.id": "$response.body#/items/0/notification_id"}),
+            "FromCard": link("getCard", "The card of whom it is from.", {"path.id": "$response.body#/items/0/from/user_id"}),
+            "GetWalk": link("getWalk", "Its walk (walk entries only).", {"path.id": "$response.body#/items/0/walk_id"}),
+            "AcceptRequest": link("acceptMate", "Accept its mate request (mate_requested entries only).",
+                                  {"path.id": "$response.body#/items/0/request_id"}),
+            "RespondToWalk": link("respondWalk", "Answer its walk (walk_requested entries only).",
+                                  {"path.id": "$response.body#/items/0/walk_id"}),
+            "NextPage": link("listNotifications", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})})},
+    "/v1/me/notifications/{id}": {"delete": operation("dismissNotification", "Remove one entry from my inbox.",
+        params=[idparam("id", "Notification id")],
+        answers={"204": no_content("Removed.", LOGPOS)},
+        errors={"404": err("Not in my inbox.", "not_found")})},
+    "/v1/me/notifications/stream": {"get": operation("streamNotifications",
+        "Server-Sent Events: `event: notification`, one JSON entry per `data:`, id = log position; heartbeat comments.",
+        description="The stream ends after 10 minutes (or when the client reads too slowly); resume with Last-Event-ID. "
+                    "At most 5 open streams per user and 5000 per process: past that `429 rate_limited`.",
+        params=[LAST_EVENT_ID],
+        answers={"200": {"description": "An event stream (ends after 10 minutes).",
+                         "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+        errors={"429": err("Past this user's request budget, or too many open streams (5 per user, 5000 per process).",
+                           "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}})})},
+    "/healthz": {"get": operation("health", "200 while the process runs.", public=True, rate_limited=False, database=False,
+        answers={"200": ok("Alive.", ref("Status"))})},
+    "/readyz": {"get": operation("ready", "200 once the database answers and the schema is current.", public=True,
+        rate_limited=False, codes_503=("unavailable", "overloaded", "request_timeout", "schema_not_current"),
+        answers={"200": ok("Ready.", ref("Status"))})},
+    "/metrics": {"get": operation("metrics", "Prometheus text exposition.", public=True, rate_limited=False, database=False,
+        answers={"200": {"description": "Metrics.", "content": {"text/plain": {"schema": {"type": "string"}}}}})},
+    "/openapi.json": {"get": operation("openapi", "This document.", public=True, database=False,
+        answers={"200": {"description": "OpenAPI 3.1.", "content": {"application/json": {"schema": {"type": "object"}}}}})},
+    "/v1/admin/projections": {"get": operation("projections",
+        "Each projector's checkpoint, lag and state (bearer SNIFFMEET_ADMIN_TOKEN).", public=True,
+        answers={"200": ok("Projectors.", ref("Projections"))},
+        errors={"401": err("Missing or wrong admin token (or none configured).", "unauthorized")})},
 }
+paths["/v1/admin/projections"]["get"]["security"] = [{"adminToken": []}]
+
 doc = {"openapi": "3.1.0",
-       "info": {"title": "SniffMeet API", "version": "1.0.0", "description": "The client contract of shared/API.md."},
+       "info": {"title": "SniffMeet API", "version": "1.0.0", "description":
+                "The client contract of shared/API.md. Every error body is `{\"error\": {\"code\", \"message\", \"field\"?}}`. "
+                "Past a client's request budget (per IP address before sign-in, per user after) any route but /healthz, "
+                "/readyz and /metrics answers `429 rate_limited` with `Retry-After`."},
        "servers": [{"url": "/"}],
        "security": [{"bearerAuth": []}],
        "paths": paths,
-       "components": {"schemas": schemas, "securitySchemes": {
+       "components": {"schemas": schemas, "responses": dict(sorted(shared_responses.items())), "securitySchemes": {
            "bearerAuth": {"type": "http", "scheme": "bearer"},
            "adminToken": {"type": "http", "scheme": "bearer", "description": "SNIFFMEET_ADMIN_TOKEN"}}}}
 out = os.path.join(os.path.dirname(__file__), "..", "Sources", "Gateway", "openapi.json")
