@@ -13,8 +13,9 @@ public enum UserDecider {
         case dismissNotification(userID: UUID, notificationID: UUID)
     }
 
-    /// Device tokens are hex strings of 1 to 200 characters.
-    public static let deviceTokenLength = 1...200
+    /// Device tokens are hex strings of 64 to 200 characters (APNs tokens are 32 bytes today;
+    /// Apple reserves the right to make them longer).
+    public static let deviceTokenLength = 64...200
 
     public static let initial = UserState.initial
 
@@ -56,7 +57,7 @@ public enum UserDecider {
         case .setDeviceToken(let userID, let token):
             guard deviceTokenLength.contains(token.count),
                   token.unicodeScalars.allSatisfy({ $0.isASCIIHexDigit }) else {
-                throw .validationFailed(field: "device_token", reason: "must be 1 to 200 hex digits")
+                throw .validationFailed(field: "device_token", reason: "must be 64 to 200 hex digits")
             }
             guard state.isRegistered else { throw .userNotFound }
             guard state.deviceToken != token else { return [] }

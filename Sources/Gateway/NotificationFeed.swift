@@ -75,9 +75,16 @@ public final class NotificationFeed: Sendable {
     /// Open streams now.
     public var openStreams: Int { state.withLock { $0.subscribers.count } }
 
+    /// One open stream: its deliveries, and `end()` to close it from outside (the client left).
+    struct Subscription: Sendable {
+        let deliveries: AsyncStream<Delivery>
+        let continuation: AsyncStream<Delivery>.Continuation
+        func end() { continuation.finish() }
+    }
+
     /// Opens a stream for `user` after `position`, ending at `closeAt`;
     /// `429 rate_limited` past the user's or the process's cap.
-    func subscribe(user: UUID, after position: LogPosition, closeAt: ContinuousClock.Instant) throws -> AsyncStream<Delivery> {
+    func subscribe(user: UUID, after position: LogPosition, closeAt: ContinuousClock.Instant) throws -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .bufferingOldest(Self.backlog))
         let id = try state.withLock { state throws(APIError) -> UInt64 in
             guard !state.stopped else { throw APIError.unavailable }
@@ -94,7 +101,7 @@ public final class NotificationFeed: Sendable {
             return state.nextID
         }
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        return stream
+        return Subscription(deliveries: stream, continuation: continuation)
     }
 
     private func remove(_ id: UInt64) {

@@ -2,6 +2,8 @@ import EventLog
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
+import ServiceLifecycle
 
 /// `GET /v1/me/notifications/stream`: Server-Sent Events fed by the process's `NotificationFeed`.
 ///
@@ -25,29 +27,45 @@ struct NotificationStream: Sendable {
         } else {
             start = try await latestPosition(of: user)
         }
-        let deliveries = try feed.subscribe(user: user, after: start,
-                                            closeAt: ContinuousClock.now + services.configuration.streamMaxDuration)
+        let subscription = try feed.subscribe(user: user, after: start,
+                                              closeAt: ContinuousClock.now + services.configuration.streamMaxDuration)
+        // A client that leaves frees its place when the connection is seen closing; Hummingbird
+        // does not read a connection while it answers, so that is often only when the next
+        // heartbeat's write fails (at most `heartbeatInterval` later).
+        context.channel?.closeFuture.whenComplete { _ in subscription.end() }
+        let deliveries = subscription.deliveries
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         headers[.xAccelBuffering] = "no"
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-            for await delivery in deliveries {
-                switch delivery {
-                case .heartbeat:
-                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                case .entries(let entries):
-                    var text = ""
-                    for entry in entries {
-                        let json = String(decoding: try ResponseEncoder().bytes(entry), as: UTF8.self)
-                        text += "id: \(entry.position)\nevent: notification\ndata: \(json)\n\n"
-                    }
-                    try await writer.write(ByteBuffer(string: text))
-                }
+            // Shutdown ends the stream at once (the client resumes elsewhere with Last-Event-ID);
+            // the server would otherwise wait for it before stopping the feed.
+            try await withGracefulShutdownHandler {
+                try await relay(deliveries, to: &writer)
+            } onGracefulShutdown: {
+                subscription.end()
             }
             try await writer.finish(nil)
         })
+    }
+
+    /// Writes each delivery as SSE until the stream ends.
+    private func relay(_ deliveries: AsyncStream<NotificationFeed.Delivery>, to writer: inout some ResponseBodyWriter) async throws {
+        for await delivery in deliveries {
+            switch delivery {
+            case .heartbeat:
+                try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+            case .entries(let entries):
+                var text = ""
+                for entry in entries {
+                    let json = String(decoding: try ResponseEncoder().bytes(entry), as: UTF8.self)
+                    text += "id: \(entry.position)\nevent: notification\ndata: \(json)\n\n"
+                }
+                try await writer.write(ByteBuffer(string: text))
+            }
+        }
     }
 
     /// Where a new client starts: after the caller's newest inbox entry, so that what commits

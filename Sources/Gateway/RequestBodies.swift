@@ -54,7 +54,17 @@ struct ProfileChangesBody: Decodable {
 /// `PUT /v1/me/device-token`.
 struct DeviceTokenBody: Decodable {
     var deviceToken: String
-    enum CodingKeys: String, CodingKey { case deviceToken = "device_token" }
+    /// `ko` (default) or `en`: the language of pushes to this device. Checked now; kept with the
+    /// session once device tokens belong to sessions.
+    var locale: String?
+    enum CodingKeys: String, CodingKey { case deviceToken = "device_token", locale }
+
+    init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        deviceToken = try c.decode(String.self, forKey: .deviceToken)
+        locale = try c.decodeIfPresent(String.self, forKey: .locale)
+        if let locale, !["ko", "en"].contains(locale) { throw APIError.validation("locale", "locale must be ko or en") }
+    }
 }
 
 /// `POST /v1/mate-requests`.

@@ -106,21 +106,23 @@ final class ProfileRulesTests: XCTestCase {
         XCTAssertTrue(try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Alice", age: 3))).isEmpty)
     }
 
-    func test_deviceToken_mustBeHex1To200() throws {
+    func test_deviceToken_mustBeHex64To200() throws {
         var w = try World.registered()
+        let token = String(repeating: "00ffAA", count: 11)
+        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 63))) }
         assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "")) }
         assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "xyz")) }
         assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "０１")) }  // fullwidth digits
         assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 201))) }
-        let decision = try w.run(.setDeviceToken(userID: alice, token: "00ffAA"))
-        XCTAssertEqual(decision.events.map(\.event), [.deviceTokenSet(DeviceTokenSet(userID: alice, deviceToken: "00ffAA", at: t0))])
-        XCTAssertEqual(w.state(.user(alice)).user?.deviceToken, "00ffAA")
+        let decision = try w.run(.setDeviceToken(userID: alice, token: token))
+        XCTAssertEqual(decision.events.map(\.event), [.deviceTokenSet(DeviceTokenSet(userID: alice, deviceToken: token, at: t0))])
+        XCTAssertEqual(w.state(.user(alice)).user?.deviceToken, token)
         // The same token again changes nothing.
-        XCTAssertTrue(try w.run(.setDeviceToken(userID: alice, token: "00ffAA")).isEmpty)
+        XCTAssertTrue(try w.run(.setDeviceToken(userID: alice, token: token)).isEmpty)
     }
 
     func test_deviceToken_unregisteredUser_userNotFound() {
         var w = World()
-        assertRefused("user_not_found") { try w.run(.setDeviceToken(userID: carol, token: "ab")) }
+        assertRefused("user_not_found") { try w.run(.setDeviceToken(userID: carol, token: String(repeating: "ab", count: 32))) }
     }
 }

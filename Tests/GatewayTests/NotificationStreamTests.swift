@@ -34,7 +34,7 @@ final class NotificationStreamTests: XCTestCase {
             let a = try await client.signUp("sender"), b = try await client.signUp("stream")
             try await client.makeMates(a, b)
             // Let b's inbox hold the mate request before listening, so that only the walk is new.
-            let marker = try await client.send(.put, "/v1/me/device-token", token: b.token, json: #"{"device_token": "ab"}"#)
+            let marker = try await client.send(.put, "/v1/me/device-token", token: b.token, json: #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#)
             let settled = try await client.send(.get, "/v1/me/notifications", token: b.token,
                                                 headers: ["Min-Log-Position": marker.header("Log-Position")!])
             XCTAssertEqual(settled.items.count, 1, settled.text)
@@ -111,6 +111,11 @@ final class NotificationStreamTests: XCTestCase {
                 try await client.makeMates(sender, user)
                 listeners.append(user)
             }
+            // Let the inbox hold the mate entries first, so that only the walks are new.
+            let marker = try await client.send(.put, "/v1/me/device-token", token: sender.token, json: #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#)
+            let settled = try await client.send(.get, "/v1/me/notifications", token: sender.token,
+                                                headers: ["Min-Log-Position": marker.header("Log-Position")!])
+            XCTAssertEqual(settled.status, 200)
             let replies = try await withThrowingTaskGroup(of: (String, GatewayFixture.Reply).self) { group in
                 for user in listeners {
                     for _ in 0..<2 {
@@ -131,5 +136,53 @@ final class NotificationStreamTests: XCTestCase {
                 XCTAssertTrue(frames.first?.data?.contains("for \(userID)") ?? false, "each stream gets its own user's entry only")
             }
         }
+    }
+
+    /// A client that hangs up frees its place under the cap by the next heartbeat at the latest
+    /// (the write fails), and shutting down does not wait for streams.
+    func testLeavingClientFreesItsPlaceByTheNextHeartbeat() async throws {
+        let fixture = try GatewayFixture("sseleave") {
+            $0.heartbeatInterval = .milliseconds(500)
+            $0.streamLimits = .init(perUser: 1, perProcess: 10)
+        }
+        try await fixture.run(.live) { client in
+            let a = try await client.signUp("leaver")
+            let port = try XCTUnwrap(client.raw.port)
+            let first = try Self.openStream(port: port, token: a.token)
+            XCTAssertTrue(first.header.hasPrefix("HTTP/1.1 200"), first.header)
+            let refused = try Self.openStream(port: port, token: a.token)
+            XCTAssertTrue(refused.header.hasPrefix("HTTP/1.1 429"), refused.header)
+            close(refused.socket)
+            close(first.socket)
+            var reopened = ""
+            for _ in 0..<30 where !reopened.hasPrefix("HTTP/1.1 200") {
+                try await Task.sleep(for: .milliseconds(100))
+                let attempt = try Self.openStream(port: port, token: a.token)
+                reopened = attempt.header
+                close(attempt.socket)
+            }
+            XCTAssertTrue(reopened.hasPrefix("HTTP/1.1 200"), reopened)
+            // A stream still open when the server stops is ended by the shutdown, not awaited.
+            _ = try Self.openStream(port: port, token: try await client.signUp("stayer").token)
+        }
+    }
+
+    /// Opens a stream on a plain socket; returns it with the status line.
+    static func openStream(port: Int, token: String) throws -> (socket: Int32, header: String) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        let request = "GET /v1/me/notifications/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n"
+        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        return (fd, String(text.prefix { $0 != "\r" }))
     }
 }

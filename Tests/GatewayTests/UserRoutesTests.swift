@@ -40,11 +40,16 @@ final class UserRoutesTests: XCTestCase {
             XCTAssertError(try await client.send(.patch, "/v1/me", token: token, json: #"{"age": 120}"#), 400, "validation_failed", field: "age")
             XCTAssertError(try await client.send(.patch, "/v1/me", token: token, json: #"{"sex": "male"}"#), 400, "validation_failed", field: "sex")
 
-            let device = try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "abcdef0123"}"#)
+            let device = try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "\#(String(repeating: "abcdef0123", count: 7))", "locale": "en"}"#)
             XCTAssertEqual(device.status, 204, device.text)
             XCTAssertNotNil(device.header("Log-Position"))
             XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "not hex!"}"#),
                            400, "validation_failed", field: "device_token")
+            XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "abcdef0123"}"#),
+                           400, "validation_failed", field: "device_token")
+            XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: token,
+                                                 json: #"{"device_token": "\#(String(repeating: "ab", count: 32))", "locale": "fr"}"#),
+                           400, "validation_failed", field: "locale")
             XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: token, json: #"{}"#),
                            400, "validation_failed", field: "device_token")
 
