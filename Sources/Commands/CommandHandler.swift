@@ -16,13 +16,16 @@ public struct CommandHandler: Sendable {
     public let walkTTL: TimeInterval
     public let clock: @Sendable () -> Date
     public let maxAttempts: Int
+    /// States of streams already folded, so a load reads only newer events.
+    public let cache: StreamCache
 
     public init(log: EventLog, walkTTL: TimeInterval = SniffMeet.defaultWalkTTL,
-                clock: @escaping @Sendable () -> Date = { Date() }, maxAttempts: Int = 10) {
+                clock: @escaping @Sendable () -> Date = { Date() }, maxAttempts: Int = 10, cache: StreamCache = StreamCache()) {
         self.log = log
         self.walkTTL = walkTTL
         self.clock = clock
         self.maxAttempts = maxAttempts
+        self.cache = cache
     }
 
     /// Handles `command`. `inSameTransaction` runs after the append and commits with it (the
@@ -68,7 +71,8 @@ public struct CommandHandler: Sendable {
 
     /// The current state of streams, folded from the log (for queries the read models can't answer yet).
     public func states(of streams: [StreamName]) async throws -> [StreamName: StreamState] {
-        try await log.pool.withConnection { connection in try Self.load(streams, on: connection).states }
+        let handler = self
+        return try await log.pool.withConnection { connection in try handler.load(streams, on: connection).states }
     }
 
     // MARK: The loop
@@ -80,11 +84,12 @@ public struct CommandHandler: Sendable {
             do {
                 let now = clock()
                 let ttl = walkTTL
+                let handler = self
                 let outcome = try await log.pool.withConnection { connection in
                     try connection.transaction { connection in
-                        if let replay = try Self.replay(of: metadata.commandID, on: connection) { return replay }
+                        if !metadata.isFirstUse, let replay = try handler.replay(of: metadata.commandID, on: connection) { return replay }
                         let (command, tokenHash) = try build(connection)
-                        let loaded = try Self.load(command, on: connection)
+                        let loaded = try handler.load(command, on: connection)
                         let decision: Decision
                         switch Result(catching: { () throws(DomainError) -> Decision in
                             try SniffMeet.decide(command, states: loaded.states, context: DecisionContext(now: now, walkTTL: ttl))
@@ -110,13 +115,22 @@ public struct CommandHandler: Sendable {
                                                            expectations: expectations, events: events)
                         }
                         try inSameTransaction?(connection)
-                        var states = loaded.states
-                        for (stream, event) in decision.events { states[stream] = SniffMeet.evolve(states[stream]!, event) }
-                        return CommandOutcome(events: decision.events, position: appended?.last, states: states,
-                                              replayed: appended?.replayed ?? false)
+                        var states = loaded.states, versions = loaded.versions
+                        for (stream, event) in decision.events {
+                            states[stream] = SniffMeet.evolve(states[stream]!, event)
+                            versions[stream, default: 0] += 1
+                        }
+                        var outcome = CommandOutcome(events: decision.events, position: appended?.last, states: states,
+                                                     replayed: appended?.replayed ?? false)
+                        outcome.versions = versions
+                        return outcome
                     }
                 }
                 if outcome.position != nil && !outcome.replayed { log.announceCommitted() }
+                // Committed: the states after the append are those streams at their new versions.
+                if !outcome.replayed {
+                    for (stream, version) in outcome.versions { cache.remember(stream, version: version, state: outcome.states[stream]!) }
+                }
                 return outcome
             } catch EventLogError.versionConflict(let stream, _) {
                 conflicted = stream
@@ -130,7 +144,7 @@ public struct CommandHandler: Sendable {
     }
 
     /// The first result of a command id that already appended, or nil.
-    static func replay(of commandID: UUID, on connection: Connection) throws -> CommandOutcome? {
+    func replay(of commandID: UUID, on connection: Connection) throws -> CommandOutcome? {
         // A command appends at most a handful of events; their ids derive from the command id.
         let ids = EventLog.eventIDs(commandID: commandID, count: 16)
         let result = try connection.execute(
@@ -154,7 +168,7 @@ public struct CommandHandler: Sendable {
     }
 
     /// Loads every stream `command` needs, asking the domain again until the list is complete.
-    static func load(_ command: Command, on connection: Connection) throws -> Loaded {
+    func load(_ command: Command, on connection: Connection) throws -> Loaded {
         var loaded = Loaded()
         var names = SniffMeet.streams(for: command, loaded: [:])
         while true {
@@ -167,13 +181,24 @@ public struct CommandHandler: Sendable {
         }
     }
 
-    static func load(_ names: [StreamName], on connection: Connection) throws -> Loaded {
+    /// The streams' states: each cached state brought up to date with the events after it, the
+    /// others folded from the start. Everything read is committed, so it is cached too.
+    func load(_ names: [StreamName], on connection: Connection) throws -> Loaded {
         var loaded = Loaded()
-        let recorded = try EventLog.readStreams(on: connection, names.map(\.rawValue))
+        var after: [String: Int64] = [:]
+        for name in names {
+            let known = cache.entry(name)
+            loaded.states[name] = known?.state ?? SniffMeet.initialState(of: name)
+            loaded.versions[name] = known?.version ?? 0
+            after[name.rawValue] = known?.version ?? 0
+        }
+        let recorded = try EventLog.readStreams(on: connection, after: after)
         for name in names {
             let events = recorded[name.rawValue] ?? []
-            loaded.states[name] = try events.reduce(SniffMeet.initialState(of: name)) { SniffMeet.evolve($0, try $1.domainEvent()) }
-            loaded.versions[name] = events.last?.version ?? 0
+            guard let last = events.last else { continue }
+            loaded.states[name] = try events.reduce(loaded.states[name]!) { SniffMeet.evolve($0, try $1.domainEvent()) }
+            loaded.versions[name] = last.version
+            cache.remember(name, version: last.version, state: loaded.states[name]!)
         }
         return loaded
     }

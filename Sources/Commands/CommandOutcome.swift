@@ -11,4 +11,6 @@ public struct CommandOutcome: Sendable {
     public var states: [StreamName: StreamState]
     /// The command id had run before: nothing was written this time.
     public var replayed: Bool
+    /// The version each stream in `states` is at (not filled for a replayed command id).
+    public var versions: [StreamName: Int64] = [:]
 }

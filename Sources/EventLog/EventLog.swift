@@ -36,6 +36,27 @@ public struct EventLog: Sendable {
     }
 
     /// Several streams in one round trip, each in version order.
+    /// The events of each stream after the given version (0: the whole stream), in version
+    /// order: for callers that already hold a stream's state up to some version.
+    public static func readStreams(on connection: Connection, after versions: [String: Int64]) throws -> [String: [RecordedEvent]] {
+        let streams = Array(versions.keys)
+        let result = try connection.execute(Self.readStreamsAfterSQL, [streams, streams.map { versions[$0]! }], prepared: true)
+        var byStream: [String: [RecordedEvent]] = [:]
+        for stream in streams { byStream[stream] = [] }
+        for row in result.rows {
+            let event = try decodeEvent(row)
+            byStream[event.stream, default: []].append(event)
+        }
+        return byStream
+    }
+
+    static let readStreamsAfterSQL = """
+        SELECT \(columns) FROM events
+        JOIN unnest($1::text[], $2::bigint[]) AS s(stream_id, after) USING (stream_id)
+        WHERE stream_version > s.after
+        ORDER BY stream_id, stream_version
+        """
+
     public static func readStreams(on connection: Connection, _ streams: [String]) throws -> [String: [RecordedEvent]] {
         let result = try connection.execute("""
             SELECT \(columns) FROM events WHERE stream_id = ANY($1) ORDER BY stream_id, stream_version

@@ -30,7 +30,7 @@ struct CommandRunner: Sendable {
              _ work: @escaping @Sendable (CommandMetadata) async throws -> Result) async throws -> Response {
         let actor: UUID? = scope == IdempotencyStore.anonymous ? nil : scope
         guard let key = request.headers[.idempotencyKey] else {
-            return Self.response(try await work(CommandMetadata(actor: actor)))
+            return Self.response(try await work(.firstUse(actor: actor)))
         }
         guard IdempotencyStore.isValidKey(key) else {
             throw APIError.validation("Idempotency-Key", "Idempotency-Key must be 1 to 200 visible ASCII characters")

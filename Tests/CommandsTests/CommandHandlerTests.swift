@@ -33,6 +33,30 @@ final class CommandHandlerTests: XCTestCase {
         await pool.close()
     }
 
+    /// Two processes, each with its own stream cache: what one appends, the other sees on its
+    /// next load (the cache is only a starting point; newer events are always read).
+    func testStreamCacheSeesAppendsOfAnotherProcess() async throws {
+        let (here, pool) = try makeHandler("cache")
+        let elsewhere = CommandHandler(log: here.log, walkTTL: 60)
+        let users = try await register(2, with: here)
+        try await makeMates(users[0], users[1], with: here)
+        // `here` has the pair stream cached as mates; `elsewhere` unpairs them.
+        _ = try await here.states(of: [.mates(users[0], users[1])])
+        _ = try await elsewhere.handle(.unpair(by: users[1], mate: users[0]), metadata: as_(users[1]))
+        do {
+            _ = try await here.handle(.sendWalk(walkID: UUID(), from: users[0], to: users[1], message: "Park?", latitude: 1,
+                                                longitude: 1, placeName: nil), metadata: .firstUse(actor: users[0]))
+            XCTFail("a walk to someone who unpaired must be refused")
+        } catch let error as CommandError {
+            XCTAssertEqual(error.code, "not_mates")
+        }
+        // And the cached fold equals a fold from scratch.
+        let cached = try await here.states(of: [.mates(users[0], users[1]), .user(users[0])])
+        let fresh = try await CommandHandler(log: here.log).states(of: [.mates(users[0], users[1]), .user(users[0])])
+        XCTAssertEqual(cached, fresh)
+        await pool.close()
+    }
+
     func testRetriedCommandIDWritesNothingAndReturnsTheFirstResult() async throws {
         let (handler, pool) = try makeHandler("retry")
         let users = try await register(2, with: handler)
