@@ -10,6 +10,11 @@ import Glibc
 ///
 /// PostgreSQL refuses to run as root; when we are root the cluster runs as the `postgres`
 /// system user (or `nobody`), which owns the data folder.
+///
+/// Roles: `superuser` (initdb's bootstrap user) is the launcher's own, for creating roles and
+/// databases only. `ownerLogin` owns the databases made here and runs migrations;
+/// `runtimeLogin`, a member of `runtimeGroup`, is what `sniffmeet serve` works as (schema
+/// migration 0006 grants that group its rights).
 public final class EmbeddedPostgres: Sendable {
     public struct Options: Sendable {
         /// Where the cluster lives; created on first start.
@@ -46,7 +51,7 @@ public final class EmbeddedPostgres: Sendable {
             case .noUnprivilegedUser:
                 return "running as root, but neither a `postgres` nor a `nobody` user exists to run the cluster"
             case .invalidDatabaseName(let name):
-                return "invalid database name \(name): use lowercase letters, digits and _"
+                return "invalid database or role name \(name): use lowercase letters, digits and _"
             case .socketPathTooLong(let path):
                 return "the embedded cluster's socket would be \(path) (\(path.utf8.count) bytes), longer than the \(EmbeddedPostgres.maxSocketPathBytes) bytes a Unix socket path may have: use a shorter data folder (--data-dir or SNIFFMEET_DATA_DIR)"
             case .unsafeDirectory(let path, let reason):
@@ -57,7 +62,16 @@ public final class EmbeddedPostgres: Sendable {
         }
     }
 
+    /// The bootstrap superuser: the launcher's own login, used only to create roles and
+    /// databases. (Earlier versions handed it to the application; their data folders keep it.)
     public let superuser = "sniffmeet"
+    /// The login that owns the databases created here and runs migrations: no superuser, but
+    /// CREATEDB for the benchmarks' scratch databases.
+    public static let ownerLogin = "sniffmeet_owner"
+    /// The login of `sniffmeet serve`: a member of `runtimeGroup`, nothing more.
+    public static let runtimeLogin = "sniffmeet_app"
+    /// The group role that migration 0006 grants the runtime's rights to.
+    public static let runtimeGroup = "sniffmeet_runtime"
     /// `sizeof(sockaddr_un.sun_path)` on Linux, less the terminating zero.
     public static let maxSocketPathBytes = 107
 
@@ -91,9 +105,10 @@ public final class EmbeddedPostgres: Sendable {
         }
     }
 
-    /// A libpq connection string for `database` on this cluster.
-    public func connectionString(database: String = "postgres") -> String {
-        "host=\(Self.conninfoQuoted(socketDirectory)) port=5432 user=\(superuser) dbname=\(Self.conninfoQuoted(database)) connect_timeout=5"
+    /// A libpq connection string for `database` on this cluster, as `user` (default: the
+    /// bootstrap superuser).
+    public func connectionString(database: String = "postgres", user: String? = nil) -> String {
+        "host=\(Self.conninfoQuoted(socketDirectory)) port=5432 user=\(Self.conninfoQuoted(user ?? superuser)) dbname=\(Self.conninfoQuoted(database)) connect_timeout=5"
     }
 
     /// Creates the cluster on first use and starts it, unless it already runs. Returns true when
@@ -158,16 +173,56 @@ public final class EmbeddedPostgres: Sendable {
         return serverOptions
     }
 
-    /// Creates a database unless it exists (optionally as a copy of `template`).
-    public func createDatabase(_ name: String, template: String? = nil) throws {
-        for candidate in [name] + (template.map { [$0] } ?? []) {
+    /// Creates the owner and runtime logins and the runtime group unless they exist (roles
+    /// belong to the whole cluster). Trust authentication on the private socket: no passwords.
+    public func createRoles() throws {
+        let connection = try Connection(connectionString: connectionString())
+        // Role names are this type's constants; identifiers cannot be parameters.
+        try connection.transaction { connection in
+            // Two processes opening the cluster at once must not both create a role.
+            try connection.execute("SELECT pg_advisory_xact_lock(7336224419)")
+            try connection.executeScript("""
+                DO $$
+                BEGIN
+                    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(Self.runtimeGroup)') THEN
+                        CREATE ROLE \(Self.runtimeGroup) NOLOGIN;
+                    END IF;
+                    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(Self.ownerLogin)') THEN
+                        CREATE ROLE \(Self.ownerLogin) LOGIN CREATEDB;
+                    END IF;
+                    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(Self.runtimeLogin)') THEN
+                        CREATE ROLE \(Self.runtimeLogin) LOGIN IN ROLE \(Self.runtimeGroup);
+                    END IF;
+                END
+                $$;
+                """)
+        }
+    }
+
+    /// Creates a database unless it exists (optionally as a copy of `template`, owned by `owner`).
+    public func createDatabase(_ name: String, template: String? = nil, owner: String? = nil) throws {
+        for candidate in [name] + (template.map { [$0] } ?? []) + (owner.map { [$0] } ?? []) {
             guard Self.isPlainIdentifier(candidate) else { throw Failure.invalidDatabaseName(candidate) }
         }
         let connection = try Connection(connectionString: connectionString())
         let exists = try connection.execute("SELECT 1 FROM pg_database WHERE datname = $1", [name]).count > 0
         if exists { return }
         // Identifiers cannot be parameters; the names were checked against a strict pattern above.
-        try connection.execute("CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? ""))
+        try connection.execute("CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? "")
+                               + (owner.map { " OWNER \($0)" } ?? ""))
+    }
+
+    /// The login that owns `database`'s schema and so runs its migrations: the owner of its
+    /// `events` table, else of the database. That is `ownerLogin` for databases created here;
+    /// in data folders of earlier versions, where the superuser made and owns everything, it
+    /// stays the superuser (a later migration could hand the objects over; until then the
+    /// runtime login is still confined by the grants of migration 0006).
+    public func schemaOwner(database: String) throws -> String {
+        let connection = try Connection(connectionString: connectionString(database: database))
+        return try connection.execute("""
+            SELECT coalesce((SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('events')),
+                            (SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()))
+            """).first!.string(0)
     }
 
     // MARK: Helpers
