@@ -4,9 +4,9 @@ import Gateway
 import Hummingbird
 import Logging
 
-/// `sniffmeet serve`: migrate, then run the HTTP API (and, beside it under one ServiceGroup, the
-/// background services) until SIGTERM/SIGINT, which stops accepting, finishes in-flight
-/// requests and stops the rest cleanly.
+/// `sniffmeet serve`: migrate as the owner, then run the HTTP API (and, beside it under one
+/// ServiceGroup, the background services) as the runtime login until SIGTERM/SIGINT, which stops
+/// accepting, finishes in-flight requests and stops the rest cleanly.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Migrate the database and serve the HTTP API.")
 
@@ -19,9 +19,11 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let opened = try await database.open(logger: logger)
         defer { opened.close() }
+        let runtime = try opened.runtime()
         let applied = try await opened.migrate(logger: logger)
         logger.info("database ready", metadata: ["applied": "\(applied)"])
-        let configuration = GatewayConfiguration(host: host, port: port, databaseURL: opened.connectionString).applyingEnvironment()
+        try await opened.warnAboutRuntimeRights(logger: logger)
+        let configuration = GatewayConfiguration(host: host, port: port, databaseURL: runtime).applyingEnvironment()
         let app = try buildApplication(configuration, logger: logger)
         try await app.runService()
     }
