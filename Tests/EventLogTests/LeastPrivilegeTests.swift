@@ -75,10 +75,9 @@ final class LeastPrivilegeTests: XCTestCase {
     /// Every table but the log and the migrations' record is the runtime's to read and write,
     /// including tables created later by the owner (new migrations, rebuilds).
     func testTheRuntimeRoleHasOrdinaryRightsOnEveryOtherTable() async throws {
-        try await onThread { [logins] in
-            let owner = try Connection(connectionString: logins!.owner)
-            try owner.execute("CREATE TABLE added_later (id int PRIMARY KEY, note text)")
-        }
+        let owner = ConnectionPool(connectionString: logins.owner, maxConnections: 1)
+        try await owner.withConnection { _ = try $0.execute("CREATE TABLE added_later (id int PRIMARY KEY, note text)") }
+        await owner.close()
         let missing = try await pool.withConnection { connection in
             try connection.execute("""
                 SELECT c.relname || ' ' || p.privilege
@@ -119,13 +118,6 @@ final class LeastPrivilegeTests: XCTestCase {
                 try connection.execute("DELETE FROM added_later")
                 try connection.execute("SELECT count(*) FROM schema_migrations")
             }
-        }
-    }
-
-    /// Blocking libpq work off Swift's cooperative threads.
-    private func onThread(_ body: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 }
