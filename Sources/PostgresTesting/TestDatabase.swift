@@ -7,10 +7,22 @@ import Synchronization
 /// first use and stopped at exit: `swift test` needs nothing running beforehand.
 ///
 /// Every call gets a fresh database copied from a migrated template, so suites never see each
-/// other's rows, even when they run side by side.
+/// other's rows, even when they run side by side. Each database is owned by the owner login,
+/// which migrated it, and reachable as the runtime login as `sniffmeet serve` would use it.
 public enum TestDatabase {
+    /// The two logins of one test database.
+    public struct Logins: Sendable {
+        /// The database's name.
+        public var name: String
+        /// As the owner (`EmbeddedPostgres.ownerLogin`): migrations, rebuilds, test setup.
+        public var owner: String
+        /// As the runtime login (`EmbeddedPostgres.runtimeLogin`): what `sniffmeet serve` may do.
+        public var runtime: String
+    }
+
     private static let cluster = Mutex<EmbeddedPostgres?>(nil)
     private static let counter = Atomic<Int>(0)
+    private static let template = "sniffmeet_template"
 
     /// The shared test cluster, started on first use.
     public static func embedded() throws -> EmbeddedPostgres {
@@ -25,21 +37,32 @@ public enum TestDatabase {
                     if let path = cluster?.options.dataDirectory { try? FileManager.default.removeItem(atPath: path) }
                 }
             }
-            let template = "sniffmeet_template"
-            try server.createDatabase(template)
-            let connection = try Connection(connectionString: server.connectionString(database: template))
-            try Migrator.bundled().migrate(connection: connection)
+            try server.createRoles()
+            try server.createDatabase(template, owner: EmbeddedPostgres.ownerLogin)
+            // Migrated by the owner, as `sniffmeet migrate` does it: the grants and default
+            // privileges of the runtime role are then those of a real deployment.
+            do {
+                let connection = try Connection(connectionString: server.connectionString(database: template, user: EmbeddedPostgres.ownerLogin))
+                try Migrator.bundled().migrate(connection: connection)
+            }
             cluster = server
             return server
         }
     }
 
-    /// A new, migrated, empty database; returns its connection string.
+    /// A new, migrated, empty database; returns the owner's connection string.
     public static func create(_ label: String = "test") throws -> String {
+        try createLogins(label).owner
+    }
+
+    /// A new, migrated, empty database; returns both logins' connection strings.
+    public static func createLogins(_ label: String = "test") throws -> Logins {
         let server = try embedded()
-        let safe = label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30)
+        let safe = label.lowercased().filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) }.prefix(30)
         let name = "t_\(safe)_\(counter.add(1, ordering: .relaxed).newValue)"
-        try server.createDatabase(name, template: "sniffmeet_template")
-        return server.connectionString(database: name)
+        try server.createDatabase(name, template: template, owner: EmbeddedPostgres.ownerLogin)
+        return Logins(name: name,
+                      owner: server.connectionString(database: name, user: EmbeddedPostgres.ownerLogin),
+                      runtime: server.connectionString(database: name, user: EmbeddedPostgres.runtimeLogin))
     }
 }

@@ -99,17 +99,18 @@ struct BenchAppendCommand: AsyncParsableCommand {
         return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
-    /// Drops and recreates a benchmark database on the same server, migrated.
+    /// Drops and recreates a benchmark database on the same server, migrated; as the owner
+    /// (which needs CREATEDB), who then also runs the benchmark.
     static func freshDatabase(_ opened: OpenDatabase, name: String) async throws -> String {
         try await onThread("fresh-database") { try freshDatabaseBlocking(opened, name: name) }
     }
 
     private static func freshDatabaseBlocking(_ opened: OpenDatabase, name: String) throws -> String {
-        let admin = try Connection(connectionString: opened.connectionString)
+        let admin = try Connection(connectionString: opened.ownerConnectionString)
         // Identifiers cannot be parameters; `name` is a constant of this program.
         _ = try admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         _ = try admin.execute("CREATE DATABASE \(name)")
-        let target = opened.connectionString + " dbname=\(name)"
+        let target = opened.ownerConnectionString + " dbname=\(name)"
         let connection = try Connection(connectionString: target)
         try Migrator.bundled().migrate(connection: connection)
         return target

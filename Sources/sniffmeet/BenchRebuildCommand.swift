@@ -27,7 +27,7 @@ struct BenchRebuildCommand: AsyncParsableCommand {
         let eventCount = events, userCount = users
         let printer = ProgressPrinter()
 
-        let reusable = opened.connectionString + " dbname=\(name)"
+        let reusable = opened.ownerConnectionString + " dbname=\(name)"
         let existing = reuse ? (try? await onThread("bench") {
             try Connection(connectionString: reusable).execute("SELECT count(*) FROM events").first!.int(0)
         }) : nil

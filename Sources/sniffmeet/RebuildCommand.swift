@@ -27,7 +27,7 @@ struct RebuildCommand: AsyncParsableCommand {
         defer { opened.close() }
         let interrupt = InterruptFlag()
         let printer = ProgressPrinter()
-        let job = RebuildJob(connectionString: opened.connectionString, projectors: projectors, batchSize: batchSize,
+        let job = RebuildJob(connectionString: opened.ownerConnectionString, projectors: projectors, batchSize: batchSize,
                              restart: restart, logger: logger)
         let outcome = try await job.run(onThread: { interrupt.isRaised }, progress: { progress in
             printer.show(progress.logLine, bar: progress.bar(), final: progress.phase == .done || progress.phase == .cancelled)

@@ -47,9 +47,11 @@ struct ReplayCommand: AsyncParsableCommand {
         let logger = Logger(label: "sniffmeet.replay")
         let opened = try await database.open(logger: logger)
         defer { opened.close() }
-        let connectionString = opened.connectionString
+        // Importing locks and fills the log: the owner's work. Reading needs only the runtime login.
+        let connectionString = opened.readerConnectionString
 
         if let importFile {
+            let connectionString = opened.ownerConnectionString
             let count = try await onThread("sniffmeet.replay") {
                 guard let input = FileHandle(forReadingAtPath: importFile) else { throw ValidationError("cannot read \(importFile)") }
                 return try ReplayImport.run(input, on: Connection(connectionString: connectionString))

@@ -4,9 +4,9 @@ import Gateway
 import Hummingbird
 import Logging
 
-/// `sniffmeet serve`: migrate, then run the HTTP API (and, beside it under one ServiceGroup, the
-/// background services) until SIGTERM/SIGINT, which stops accepting, finishes in-flight
-/// requests and stops the rest cleanly.
+/// `sniffmeet serve`: migrate as the owner, then run the HTTP API (and, beside it under one
+/// ServiceGroup, the background services) as the runtime login until SIGTERM/SIGINT, which stops
+/// accepting, finishes in-flight requests and stops the rest cleanly.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Migrate the database and serve the HTTP API.")
 
@@ -19,11 +19,13 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let opened = try await database.open(logger: logger)
         defer { opened.close() }
+        let runtime = try opened.runtime()
         let applied = try await opened.migrate(logger: logger)
         logger.info("database ready", metadata: ["applied": "\(applied)"])
+        try await opened.warnAboutRuntimeRights(logger: logger)
         // The embedded setup keeps its master key beside its data; a real database needs one configured.
         let secret = try ServerSecret.load(defaultFile: opened.embedded.map { $0.options.dataDirectory + "/sniffmeet-master.key" })
-        let configuration = try GatewayConfiguration(host: host, port: port, databaseURL: opened.connectionString, secret: secret)
+        let configuration = try GatewayConfiguration(host: host, port: port, databaseURL: runtime, secret: secret)
             .applyingEnvironment()
         let app = try buildApplication(configuration, logger: logger)
         try await app.runService()

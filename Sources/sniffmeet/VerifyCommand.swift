@@ -19,7 +19,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let opened = try await database.open(logger: logger)
         defer { opened.close() }
         let printer = ProgressPrinter()
-        let verifier = Verifier(connectionString: opened.connectionString, projectors: projectors, maxRowsShown: show)
+        let verifier = Verifier(connectionString: opened.readerConnectionString, projectors: projectors, maxRowsShown: show)
         let started = Date()
         let reports = try await onThread("sniffmeet.verify") {
             try verifier.run { events in

@@ -13,8 +13,9 @@ final class TestClock: Sendable {
     func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
+/// As the runtime login, which is all `sniffmeet serve` has.
 func makeHandler(_ label: String, clock: TestClock? = nil, pool size: Int = 20) throws -> (CommandHandler, ConnectionPool) {
-    let pool = ConnectionPool(connectionString: try TestDatabase.create(label), maxConnections: size)
+    let pool = ConnectionPool(connectionString: try TestDatabase.createLogins(label).runtime, maxConnections: size)
     let log = EventLog(pool: pool)
     let now: @Sendable () -> Date
     if let clock { now = { clock.now } } else { now = { Date() } }

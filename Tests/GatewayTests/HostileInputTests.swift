@@ -162,7 +162,7 @@ final class HostileInputTests: XCTestCase {
         try await fixture.run { client in
             let a = try await client.signUp("slow")
             // Hold a lock the query needs, from outside the app.
-            let blocker = try Postgres.Connection(connectionString: client.databaseURL)
+            let blocker = try Postgres.Connection(connectionString: client.ownerURL)
             try blocker.execute("BEGIN")
             try blocker.execute("LOCK TABLE mates IN ACCESS EXCLUSIVE MODE")
             let reply = try await client.send(.get, "/v1/me/mates", token: a.token)

@@ -89,7 +89,7 @@ final class IdempotencyTests: XCTestCase {
             XCTAssertEqual(later.status, 201, later.text)
             XCTAssertNotEqual(later.json["drop_token"] as? String, first.json["drop_token"] as? String, "an expired answer is not replayed")
             _ = try client.sql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
-            let pool = ConnectionPool(connectionString: client.databaseURL)
+            let pool = ConnectionPool(connectionString: client.runtimeURL)
             let purged = try await IdempotencyStore(pool: pool, gate: .init(limit: 10), secret: .init(size: .bits256)).purge()
             await pool.close()
             XCTAssertEqual(purged, 1)

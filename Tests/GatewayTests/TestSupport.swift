@@ -9,18 +9,24 @@ import PostgresTesting
 import XCTest
 
 /// A gateway on a fresh migrated database, and helpers to talk to it like a client would.
+/// The gateway works as the runtime login, as `sniffmeet serve` does, so every HTTP test also
+/// shows that the runtime role's rights suffice.
 struct GatewayFixture {
     let configuration: GatewayConfiguration
+    /// The same database as its owner, for test setup that reaches past the app.
+    let ownerURL: String
     /// What runs beside the server; without `.projections` the read models never move.
     var background: BackgroundWork = .all
 
     init(_ label: String, background: BackgroundWork = .all, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
         self.background = background
-        var configuration = GatewayConfiguration(port: 0, databaseURL: try TestDatabase.create(label), adminToken: "admin-secret")
+        let logins = try TestDatabase.createLogins(label)
+        var configuration = GatewayConfiguration(port: 0, databaseURL: logins.runtime, adminToken: "admin-secret")
         // Tests sign up many users from one address; the rate-limit tests set budgets themselves.
         configuration.rateLimits = .off
         configure(&configuration)
         self.configuration = configuration
+        self.ownerURL = logins.owner
     }
 
     /// Runs `body` against the app through HummingbirdTesting's router client.
@@ -30,13 +36,17 @@ struct GatewayFixture {
             logger.logLevel = .warning
             return logger
         }())
-        try await app.test(setup) { client in try await body(Client(raw: client, databaseURL: configuration.databaseURL)) }
+        try await app.test(setup) { client in
+            try await body(Client(raw: client, ownerURL: ownerURL, runtimeURL: configuration.databaseURL))
+        }
     }
 
     /// A thin client: JSON in, status + JSON out.
     struct Client: Sendable {
         let raw: any TestClientProtocol
-        let databaseURL: String
+        let ownerURL: String
+        /// The runtime login the server uses.
+        let runtimeURL: String
 
         @discardableResult
         func send(_ method: HTTPRequest.Method, _ uri: String, token: String? = nil, json: String? = nil,
@@ -86,9 +96,10 @@ struct GatewayFixture {
             return id
         }
 
-        /// Runs SQL on the app's database (test setup only: expiring tokens, counting events).
+        /// Runs SQL on the app's database as its owner (test setup only: expiring tokens,
+        /// counting events, forgetting a migration).
         func sql(_ text: String, _ parameters: [any PostgresEncodable] = []) throws -> [[String?]] {
-            let connection = try Connection(connectionString: databaseURL)
+            let connection = try Connection(connectionString: ownerURL)
             let result = try connection.execute(text, parameters)
             return result.rows.map { row in (0..<result.columnCount).map { row.optionalString($0) } }
         }

@@ -11,11 +11,13 @@ import XCTest
 /// `waitUntil`, and a dismissed notification that stays dismissed after a rebuild.
 final class CommandsIntegrationTests: XCTestCase {
     func test_handlerCommands_areReadableAfterWaitUntil_andADismissalSurvivesARebuild() async throws {
-        let connectionString = try TestDatabase.create("commands_integration")
-        let pool = ConnectionPool(connectionString: connectionString, maxConnections: 4)
+        // Commands and projectors as the runtime login, the rebuild as the owner: the swapped-in
+        // tables must serve the runtime as the old ones did.
+        let logins = try TestDatabase.createLogins("commands_integration")
+        let pool = ConnectionPool(connectionString: logins.runtime, maxConnections: 4)
         let log = EventLog(pool: pool)
         let handler = CommandHandler(log: log)
-        let runner = ProjectionRunner(log: log, connectionString: connectionString)
+        let runner = ProjectionRunner(log: log, connectionString: logins.runtime)
         runner.start()
 
         let alice = UUID(), bob = UUID()
@@ -50,7 +52,7 @@ final class CommandsIntegrationTests: XCTestCase {
         XCTAssertEqual(remaining, 0)
 
         await runner.stop()
-        let outcome = try await RebuildJob(connectionString: connectionString).run(onThread: { false }, progress: { _ in })
+        let outcome = try await RebuildJob(connectionString: logins.owner).run(onThread: { false }, progress: { _ in })
         guard case .swapped = outcome else { return XCTFail("\(outcome)") }
         let afterRebuild = try await pool.withConnection {
             (try $0.execute("SELECT count(*) FROM notifications").first!.int(0),

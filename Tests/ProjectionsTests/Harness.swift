@@ -7,8 +7,11 @@ import Projections
 import XCTest
 
 /// A fresh database with its log, and a synthetic workload appended through `EventLog`.
+/// Appends, queries and runners work as the runtime login, as `sniffmeet serve` does; rebuilds
+/// and imports need `ownerConnectionString`, as `sniffmeet rebuild` and `replay --import` use.
 final class Harness: @unchecked Sendable {
     let connectionString: String
+    let ownerConnectionString: String
     let pool: ConnectionPool
     let log: EventLog
     var workload: SyntheticWorkload
@@ -16,7 +19,9 @@ final class Harness: @unchecked Sendable {
     var lastPosition = LogPosition.start
 
     init(_ label: String, seed: UInt64 = 42, users: Int = 60) throws {
-        connectionString = try TestDatabase.create(label)
+        let logins = try TestDatabase.createLogins(label)
+        connectionString = logins.runtime
+        ownerConnectionString = logins.owner
         pool = ConnectionPool(connectionString: connectionString, maxConnections: 8)
         log = EventLog(pool: pool)
         workload = SyntheticWorkload(seed: seed, users: users)
@@ -35,6 +40,15 @@ final class Harness: @unchecked Sendable {
     /// Runs `body` on a pooled connection (libpq calls stay off the cooperative threads).
     func query<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await pool.withConnection(body)
+    }
+
+    /// Runs `body` on a connection of the owner, on a thread of its own (operator work such as
+    /// TRUNCATE, which the runtime login may not do).
+    func asOwner<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        let connectionString = ownerConnectionString
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body(Connection(connectionString: connectionString)) }) }.start()
+        }
     }
 
     /// The read models as the workload's own fold of every stream says they must be.

@@ -42,7 +42,7 @@ final class RebuildTests: XCTestCase {
         }
         // A writer, as clients would, all through the rebuild.
         let writer = Task { try await h.append(1500) }
-        let job = RebuildJob(connectionString: h.connectionString, batchSize: 200)
+        let job = RebuildJob(connectionString: h.ownerConnectionString, batchSize: 200)
         let outcome = try await job.run(onThread: { false }, progress: { _ in })
         try await writer.value
         done.set()
@@ -79,7 +79,7 @@ final class RebuildTests: XCTestCase {
 
         // Cancel ("Ctrl-C") after the second batch.
         let batches = Counter()
-        let first = try await RebuildJob(connectionString: h.connectionString, batchSize: 300).run(
+        let first = try await RebuildJob(connectionString: h.ownerConnectionString, batchSize: 300).run(
             onThread: { batches.count >= 2 }, progress: { if $0.phase == .catchingUp { batches.increment() } })
         guard case .cancelled(let stoppedAt, let firstEvents) = first else { return XCTFail("not cancelled: \(first)") }
         XCTAssertEqual(firstEvents, 600)
@@ -88,7 +88,7 @@ final class RebuildTests: XCTestCase {
         let kept = try await h.query { try Checkpoints.read("walks__rebuild", on: $0) }
         XCTAssertEqual(kept, stoppedAt, "the fresh tables keep their checkpoint")
 
-        let second = try await RebuildJob(connectionString: h.connectionString, batchSize: 300).run(onThread: { false }, progress: { _ in })
+        let second = try await RebuildJob(connectionString: h.ownerConnectionString, batchSize: 300).run(onThread: { false }, progress: { _ in })
         guard case .swapped(let at, let secondEvents) = second else { return XCTFail("not swapped: \(second)") }
         XCTAssertEqual(at, h.lastPosition)
         XCTAssertEqual(firstEvents + secondEvents, h.appendedEvents, "the rerun read only what the first run had not")
@@ -139,13 +139,13 @@ final class RebuildTests: XCTestCase {
         XCTAssertEqual(reports.map(\.differingRows).reduce(0, +), 0)
         let live = try await h.query { try ReadModelChecksum.compute(on: $0) }
 
-        let outcome = try await RebuildJob(connectionString: h.connectionString).run(onThread: { false }, progress: { _ in })
+        let outcome = try await RebuildJob(connectionString: h.ownerConnectionString).run(onThread: { false }, progress: { _ in })
         XCTAssertEqual(outcome, .swapped(at: h.lastPosition, events: h.appendedEvents))
         let rebuilt = try await h.query { try ReadModelChecksum.compute(on: $0) }
         XCTAssertEqual(rebuilt, live)
 
         // Dropped outright: empty tables, checkpoints back to the start, the runner replays.
-        try await h.query { c in
+        try await h.asOwner { c in
             try c.execute("TRUNCATE profiles, mates, mate_requests, walks, notifications, notification_senders")
             try c.execute("UPDATE projector_checkpoints SET transaction_id = '0', position = 0")
         }

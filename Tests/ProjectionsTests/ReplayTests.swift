@@ -19,7 +19,7 @@ final class ReplayTests: XCTestCase {
     func test_exportImportIntoAFreshDatabase_thenRebuild_givesIdenticalReadModels() async throws {
         let h = try Harness("replay_source", seed: 31)
         try await h.append(2000)
-        let outcome = try await RebuildJob(connectionString: h.connectionString).run(onThread: { false }, progress: { _ in })
+        let outcome = try await RebuildJob(connectionString: h.ownerConnectionString).run(onThread: { false }, progress: { _ in })
         XCTAssertEqual(outcome, .swapped(at: h.lastPosition, events: h.appendedEvents))
         let source = try await h.query { try ReadModelChecksum.compute(excluding: ReadModelChecksum.feedColumns, on: $0) }
 
