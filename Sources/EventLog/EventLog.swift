@@ -35,9 +35,8 @@ public struct EventLog: Sendable {
         return try result.rows.map(decodeEvent)
     }
 
-    /// Several streams in one round trip, each in version order.
-    /// The events of each stream after the given version (0: the whole stream), in version
-    /// order: for callers that already hold a stream's state up to some version.
+    /// Several streams in one round trip: each stream's events after the given version (0: the
+    /// whole stream), in version order, for callers that already hold a state up to some version.
     public static func readStreams(on connection: Connection, after versions: [String: Int64]) throws -> [String: [RecordedEvent]] {
         let streams = Array(versions.keys)
         let result = try connection.execute(Self.readStreamsAfterSQL, [streams, streams.map { versions[$0]! }], prepared: true)
@@ -56,19 +55,6 @@ public struct EventLog: Sendable {
         WHERE stream_version > s.after
         ORDER BY stream_id, stream_version
         """
-
-    public static func readStreams(on connection: Connection, _ streams: [String]) throws -> [String: [RecordedEvent]] {
-        let result = try connection.execute("""
-            SELECT \(columns) FROM events WHERE stream_id = ANY($1) ORDER BY stream_id, stream_version
-            """, [streams])
-        var byStream: [String: [RecordedEvent]] = [:]
-        for stream in streams { byStream[stream] = [] }
-        for row in result.rows {
-            let event = try decodeEvent(row)
-            byStream[event.stream, default: []].append(event)
-        }
-        return byStream
-    }
 
     /// One page of the gap-safe feed: events after `checkpoint` in (transaction, position)
     /// order, only from transactions older than every running one, so a later page can never
