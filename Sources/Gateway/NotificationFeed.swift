@@ -149,8 +149,9 @@ public final class NotificationFeed: Sendable {
             } catch is CancellationError {
                 break
             } catch {
+                // Keep `readTo`: starting again from the current checkpoint would skip what the
+                // open streams have not been given yet.
                 logger.warning("notification feed failed; retrying", metadata: ["error": "\(ErrorMiddleware.logSummary(error))"])
-                readTo = nil
                 try? await Task.sleep(for: .seconds(1))
             }
         }
