@@ -100,12 +100,11 @@ schemas = {
     "SignUp": {"type": "object", "required": [k for k in profile_fields if k != "profile_image"], "properties": profile_fields},
     "SignedUp": {"type": "object", "required": ["user_id", "token", "profile"],
                  "properties": {"user_id": UUID, "token": {"type": "string"}, "profile": ref("Profile")}},
-    # Any subset of the fields; a field sent as null is left unchanged, except profile_image, where
-    # null removes the photo. `sex` cannot change (`400 validation_failed`).
-    "ProfileChanges": {"type": "object", "description": "Any subset of the fields. A field sent as null is left unchanged, "
-                                                        "except `profile_image`, where null removes the photo.",
-                       "properties": {k: ({**v, "type": [v["type"], "null"]} if k != "profile_image" else v)
-                                      for k, v in profile_fields.items() if k != "sex"}},
+    # Any subset of the fields. null is refused (400 validation_failed), except for profile_image,
+    # where it removes the photo. `sex` cannot change (`400 validation_failed`).
+    "ProfileChanges": {"type": "object", "description": "Any subset of the fields. null is refused, "
+                                                        "except for `profile_image`, where it removes the photo.",
+                       "properties": {k: v for k, v in profile_fields.items() if k != "sex"}},
     "DeviceToken": {"type": "object", "required": ["device_token"],
                     "properties": {"device_token": {"type": "string", "pattern": "^[0-9a-fA-F]{64,200}$"},
                                    "locale": {"type": "string", "enum": ["ko", "en"], "default": "ko",
@@ -113,7 +112,8 @@ schemas = {
     "DropToken": {"type": "object", "required": ["drop_token", "expires_at"],
                   "properties": {"drop_token": {"type": "string"}, "expires_at": TIME}},
     "NewMateRequest": {"type": "object", "required": ["to", "drop_token"],
-                       "properties": {"to": UUID, "drop_token": {"type": "string", "minLength": 1, "maxLength": 200}}},
+                       "properties": {"to": UUID, "drop_token": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,200}$",
+                                                                 "description": "URL-safe base64, as handed out."}}},
     "MateRequest": {"type": "object", "required": ["request_id", "from", "to", "status", "created_at", "updated_at"],
                     "properties": {"request_id": UUID, "from": ref("Card"), "to": ref("Card"),
                                    "status": {"type": "string", "enum": ["pending", "accepted", "declined", "cancelled"]},

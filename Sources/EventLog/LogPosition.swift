@@ -23,7 +23,9 @@ public struct LogPosition: Comparable, Hashable, Sendable, CustomStringConvertib
     /// Parses the opaque form; nil when it is not one.
     public init?(_ text: some StringProtocol) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let transaction = UInt64(parts[0]), let position = Int64(parts[1]), position >= 0
+        // Digits only: Swift's integer parsing would also take a sign ("+0.0").
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
+              let transaction = UInt64(parts[0]), let position = Int64(parts[1])
         else { return nil }
         self.init(transactionID: transaction, position: position)
     }

@@ -8,6 +8,14 @@ struct MatesController {
     let services: GatewayServices
     let runner: CommandRunner
 
+    static func isBase64URL(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"): true
+        default: false
+        }
+    }
+
     func addRoutes(to router: Router<GatewayRequestContext>) {
         let table = services.routes
         router.route(table, .post, "/v1/mate-requests", use: requestMate)
@@ -31,7 +39,11 @@ struct MatesController {
         let raw = try await services.body.bytes(request)
         let body = try BodyReader.decode(MateRequestBody.self, from: raw)
         let to = try body.addressee()
-        guard (1...200).contains(body.dropToken.utf8.count) else { throw APIError.validation("drop_token", "drop_token is not a drop token") }
+        // Drop tokens are base64url text; anything else is malformed (a well-formed token that
+        // was never handed out is `403 invalid_drop_token`, decided with the request).
+        guard (1...200).contains(body.dropToken.utf8.count), body.dropToken.utf8.allSatisfy(Self.isBase64URL) else {
+            throw APIError.validation("drop_token", "drop_token is not a drop token")
+        }
         let runner = self.runner, services = self.services
         return try await runner.run(request, scope: user, body: raw) { metadata in
             let outcome = try await services.gate.admitted {

@@ -38,6 +38,10 @@ struct ProfileChangesBody: Decodable {
     init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         if c.contains(.sex) { throw APIError.validation("sex", "sex cannot be changed") }
+        // null only means something for the picture (remove it); elsewhere it is a mistake.
+        for key in [CodingKeys.nickname, .dogName, .age, .neutered, .size, .keywords] where c.contains(key) {
+            if try c.decodeNil(forKey: key) { throw APIError.validation(key.rawValue, "\(key.rawValue) must not be null") }
+        }
         changes.nickname = try c.decodeIfPresent(String.self, forKey: .nickname)
         changes.dogName = try c.decodeIfPresent(String.self, forKey: .dogName)
         changes.age = try c.decodeIfPresent(Int.self, forKey: .age)
@@ -62,7 +66,7 @@ struct DeviceTokenBody: Decodable {
     init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         deviceToken = try c.decode(String.self, forKey: .deviceToken)
-        locale = try c.decodeIfPresent(String.self, forKey: .locale)
+        locale = c.contains(.locale) ? try c.decode(String.self, forKey: .locale) : nil
         if let locale, !["ko", "en"].contains(locale) { throw APIError.validation("locale", "locale must be ko or en") }
     }
 }

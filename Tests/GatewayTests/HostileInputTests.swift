@@ -117,7 +117,7 @@ final class HostileInputTests: XCTestCase {
                 let reply = try await client.send(.post, "/v1/walks", token: a.token, json: body)
                 XCTAssertEqual(reply.status, 400, "\(latitude): \(reply.text)")
             }
-            for position in ["x", "1", "1.2.3", "-1.5", "1.-5", "99999999999999999999.1", "1.99999999999999999999"] {
+            for position in ["x", "1", "1.2.3", "-1.5", "1.-5", "+0.0", "0.+1", "99999999999999999999.1", "1.99999999999999999999"] {
                 XCTAssertError(try await client.send(.get, "/v1/me/mates", token: a.token, headers: ["Min-Log-Position": position]),
                                400, "validation_failed", field: "Min-Log-Position")
             }
@@ -144,6 +144,30 @@ final class HostileInputTests: XCTestCase {
             let raw = try await client.send(.post, "/v1/users", body: Data(bytes))
             XCTAssertError(raw, 400, "invalid_json")
             XCTAssertEqual(try client.sql("SELECT count(*) FROM events")[0][0], "0")
+        }
+    }
+
+    /// null where a value is required, and a drop token that cannot be one.
+    func testNullsAndMalformedTokensAre400() async throws {
+        try await GatewayFixture("hostilenull").run { client in
+            let a = try await client.signUp("nulls"), b = try await client.signUp("tokens")
+            for field in ["nickname", "dog_name", "age", "neutered", "size", "keywords"] {
+                XCTAssertError(try await client.send(.patch, "/v1/me", token: a.token, json: #"{"\#(field)": null}"#),
+                               400, "validation_failed", field: field)
+            }
+            let removed = try await client.send(.patch, "/v1/me", token: a.token, json: #"{"profile_image": null}"#)
+            XCTAssertEqual(removed.status, 200, "null removes the picture")
+            XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: a.token,
+                                                 json: #"{"device_token": "\#(String(repeating: "ab", count: 32))", "locale": null}"#),
+                           400, "validation_failed", field: "locale")
+            for token in ["", "has space", "ünïcode", String(repeating: "a", count: 201), "a+b/c="] {
+                XCTAssertError(try await client.send(.post, "/v1/mate-requests", token: a.token,
+                                                     json: #"{"to": "\#(b.id)", "drop_token": "\#(token)"}"#),
+                               400, "validation_failed", field: "drop_token")
+            }
+            XCTAssertError(try await client.send(.post, "/v1/mate-requests", token: a.token,
+                                                 json: #"{"to": "\#(b.id)", "drop_token": "never-handed-out_0"}"#),
+                           403, "invalid_drop_token")
         }
     }
 
