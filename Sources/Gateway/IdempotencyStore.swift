@@ -60,7 +60,7 @@ public struct IdempotencyStore: Sendable {
         var hasher = SHA256()
         hasher.update(data: Data("\(method) \(path)\n".utf8))
         hasher.update(data: body)
-        return hex(hasher.finalize())
+        return Hex.string(hasher.finalize())
     }
 
     /// The stored name of (scope, key): an HMAC, so a dump of the table cannot be matched
@@ -83,7 +83,7 @@ public struct IdempotencyStore: Sendable {
     public func lookup(scope: UUID, key: String) async throws -> (requestHash: String, answer: Answer)? {
         let keyHash = keyHash(scope: scope, key: key)
         let row = try await gate.withConnection(pool) { connection -> (String, Int, String?, Data)? in
-            guard let row = try connection.execute(Self.lookupSQL, [scope, hex(keyHash), Self.retention.components.seconds],
+            guard let row = try connection.execute(Self.lookupSQL, [scope, Hex.string(keyHash), Self.retention.components.seconds],
                                                    prepared: true).first else { return nil }
             return (try row.string(0), try row.int(1), row.optionalString(2),
                     Data(base64Encoded: try row.string(3), options: .ignoreUnknownCharacters) ?? Data())
@@ -109,7 +109,7 @@ public struct IdempotencyStore: Sendable {
         let keyHash = keyHash(scope: scope, key: key)
         let sealed = try seal(answer.body, keyHash: keyHash).base64EncodedString()
         let inserted = try await gate.withConnection(pool) { connection -> Bool in
-            try connection.execute(Self.storeSQL, [scope, hex(keyHash), requestHash, answer.status, answer.logPosition, sealed,
+            try connection.execute(Self.storeSQL, [scope, Hex.string(keyHash), requestHash, answer.status, answer.logPosition, sealed,
                                                    Self.retention.components.seconds], prepared: true).affectedRows == 1
         }
         if inserted { return (requestHash, answer) }

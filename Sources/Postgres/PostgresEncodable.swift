@@ -64,7 +64,7 @@ extension UUID: PostgresEncodable {
     /// without going through `uuidString`.
     public func appendLowercase(to out: inout [UInt8]) {
         // 36 bytes written in place and appended at once: list answers write many of these.
-        let digits: StaticString = "0123456789abcdef"
+        let digits = Hex.digits
         withUnsafeBytes(of: uuid) { bytes in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
                 var position = 0
@@ -73,8 +73,8 @@ extension UUID: PostgresEncodable {
                         text[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    text[position] = digits.utf8Start[Int(byte >> 4)]
-                    text[position + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    text[position] = digits[Int(byte >> 4)]
+                    text[position + 1] = digits[Int(byte & 0x0F)]
                     position += 2
                 }
                 out.append(contentsOf: UnsafeBufferPointer(text))
@@ -229,13 +229,9 @@ public enum PostgresTimestamp {
 /// `bytea` parameters, in PostgreSQL's hex format.
 extension Data: PostgresEncodable {
     public var postgresText: String? {
-        let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]("\\x".utf8)
         out.reserveCapacity(2 + count * 2)
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
+        Hex.append(self, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 }
