@@ -1,4 +1,5 @@
 @preconcurrency import Crypto
+import EventLog
 import Foundation
 import Postgres
 
@@ -47,12 +48,9 @@ public struct IdempotencyStore: Sendable {
     }
 
     /// The command id for (scope, key): stable across retries, different for every caller.
+    /// Logs hold events whose ids derive from these, so the input text never changes.
     public static func commandID(scope: UUID, key: String) -> UUID {
-        var bytes = Array(SHA256.hash(data: Data("sniffmeet-idempotency:\(scope.uuidString.lowercased()):\(key)".utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0f) | 0x80  // version 8 (custom)
-        bytes[8] = (bytes[8] & 0x3f) | 0x80  // RFC 9562 variant
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        EventLog.derivedUUID(Array("sniffmeet-idempotency:\(scope.uuidString.lowercased()):\(key)".utf8))
     }
 
     /// Fingerprint of a request: method, path and body bytes.
