@@ -25,10 +25,12 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // Civil-date arithmetic shared by Domain and Postgres, which must not depend on each other.
+        .target(name: "CivilTime"),
         .target(
             name: "Postgres",
             dependencies: [
-                "CLibPQ",
+                "CLibPQ", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -41,7 +43,7 @@ let package = Package(
             ]
         ),
         // The rules of the app: plain values and functions, no I/O.
-        .target(name: "Domain"),
+        .target(name: "Domain", dependencies: ["CivilTime"]),
         // Read models kept by checkpointed projectors; rebuild, verify and replay.
         .target(
             name: "Projections",
