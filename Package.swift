@@ -61,10 +61,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // What only benchmarks (and the tests of their references) use: synthetic workloads,
+        // bulk-loaded logs, the in-SQL rebuild, pgbench references, throughput loops.
+        .target(
+            name: "Benchmarks",
+            dependencies: ["Postgres", "EventLog", "Domain", "Projections"]
+        ),
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -74,7 +80,7 @@ let package = Package(
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting", "Projections"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting", "Benchmarks"]),
         // The HTTP gateway (Hummingbird 2): routes of API.md, auth, idempotency, read-your-writes.
         .target(
             name: "Gateway",

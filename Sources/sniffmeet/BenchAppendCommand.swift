@@ -1,4 +1,5 @@
 import ArgumentParser
+import Benchmarks
 import EventLog
 import Foundation
 import Logging
@@ -68,59 +69,19 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 // Alternating rounds, median of each: the machine's drift hits both sides alike.
                 var logRates: [Double] = [], plainRates: [Double] = []
                 for _ in 0..<max(1, rounds) {
-                    logRates.append(try await Self.measure(writers: writerCount, seconds: seconds / Double(max(1, rounds)), appendCommand))
-                    plainRates.append(try await Self.measure(writers: writerCount, seconds: seconds / Double(max(1, rounds)), insertStatement))
+                    logRates.append(try await Throughput.measure(writers: writerCount, seconds: seconds / Double(max(1, rounds)), appendCommand))
+                    plainRates.append(try await Throughput.measure(writers: writerCount, seconds: seconds / Double(max(1, rounds)), insertStatement))
                 }
-                let logRate = median(logRates), plainRate = median(plainRates)
+                let logRate = Throughput.median(logRates), plainRate = Throughput.median(plainRates)
                 print(pad("\(writerCount)", 8) + pad("\(eventCount)", 11) + pad(String(format: "%.0f", logRate), 13)
                       + pad(String(format: "%.0f", plainRate), 16) + String(format: "%.2fx", logRate / plainRate))
             }
         }
     }
 
-    /// Runs `operation` in `writers` concurrent loops for `seconds`; returns operations/s.
-    static func measure(writers: Int, seconds: Double, _ operation: @escaping @Sendable () async throws -> Void) async throws -> Double {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        let started = ContinuousClock.now
-        let total = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<writers {
-                group.addTask {
-                    var count = 0
-                    while ContinuousClock.now < deadline {
-                        try await operation()
-                        count += 1
-                    }
-                    return count
-                }
-            }
-            return try await group.reduce(0, +)
-        }
-        let elapsed = ContinuousClock.now - started
-        return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-    }
-
     /// Drops and recreates a benchmark database on the same server, migrated.
     static func freshDatabase(_ opened: OpenDatabase, name: String) async throws -> String {
-        try await onThread("fresh-database") { try freshDatabaseBlocking(opened, name: name) }
+        let server = opened.connectionString
+        return try await onThread("fresh-database") { try BenchDatabase.recreate(name, server: server) }
     }
-
-    private static func freshDatabaseBlocking(_ opened: OpenDatabase, name: String) throws -> String {
-        let admin = try Connection(connectionString: opened.connectionString)
-        // Identifiers cannot be parameters; `name` is a constant of this program.
-        _ = try admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        _ = try admin.execute("CREATE DATABASE \(name)")
-        let target = opened.connectionString + " dbname=\(name)"
-        let connection = try Connection(connectionString: target)
-        try Migrator.bundled().migrate(connection: connection)
-        return target
-    }
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-}
-
-func pad(_ text: String, _ width: Int) -> String {
-    text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
 }

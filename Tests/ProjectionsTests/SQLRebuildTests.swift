@@ -1,3 +1,4 @@
+import Benchmarks
 import EventLog
 import Foundation
 import Postgres
