@@ -10,7 +10,7 @@ import XCTest
 /// Through the real command handler, as the gateway drives it: read-your-writes with
 /// `waitUntil`, and a dismissed notification that stays dismissed after a rebuild.
 final class CommandsIntegrationTests: XCTestCase {
-    func test_handlerCommands_areReadableAfterWaitUntil_andADismissalSurvivesARebuild() async throws {
+    func testHandlerCommandsAreReadableAfterWaitUntilAndADismissalSurvivesARebuild() async throws {
         let connectionString = try TestDatabase.create("commands_integration")
         let pool = ConnectionPool(connectionString: connectionString, maxConnections: 4)
         let log = EventLog(pool: pool)
