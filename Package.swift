@@ -25,10 +25,12 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // Civil-date arithmetic shared by Domain and Postgres, which must not depend on each other.
+        .target(name: "CivilTime"),
         .target(
             name: "Postgres",
             dependencies: [
-                "CLibPQ",
+                "CLibPQ", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -41,7 +43,7 @@ let package = Package(
             ]
         ),
         // The rules of the app: plain values and functions, no I/O.
-        .target(name: "Domain"),
+        .target(name: "Domain", dependencies: ["CivilTime"]),
         // Read models kept by checkpointed projectors; rebuild, verify and replay.
         .target(
             name: "Projections",
@@ -59,10 +61,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // What only benchmarks (and the tests of their references) use: synthetic workloads,
+        // bulk-loaded logs, the in-SQL rebuild, pgbench references, throughput loops.
+        .target(
+            name: "Benchmarks",
+            dependencies: ["Postgres", "EventLog", "Domain", "Projections"]
+        ),
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -72,7 +80,7 @@ let package = Package(
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting", "Projections"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting", "Benchmarks"]),
         // The HTTP gateway (Hummingbird 2): routes of API.md, auth, idempotency, read-your-writes.
         .target(
             name: "Gateway",

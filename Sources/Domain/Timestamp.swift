@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// The one time format of the log and the API: RFC 3339, UTC, milliseconds,
@@ -24,9 +25,9 @@ public enum Timestamp {
     /// no intermediate strings).
     public static func appendUTF8(_ date: Date, to text: inout [UInt8]) {
         let ms = milliseconds(date)
-        let days = floorDiv(ms, 86_400_000)
+        let days = CivilDate.floorDiv(ms, 86_400_000)
         let msOfDay = ms - days * 86_400_000
-        let (y, m, d) = civil(fromDays: days)
+        let (y, m, d) = CivilDate.date(days: days)
         let h = msOfDay / 3_600_000, min = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, milli = msOfDay % 1000
         // The year may be any width; the 20 bytes after it never vary in width and are written
         // in place, then appended at once.
@@ -67,17 +68,13 @@ public enum Timestamp {
             let width = rest.count - 1
             fractionMs = width >= 3 ? digits / pow10(width - 3) : digits * pow10(3 - width)
         }
-        let days = self.days(fromCivil: y, mo, d)
+        let days = CivilDate.days(year: y, month: mo, day: d)
         let ms = ((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + fractionMs
         return Date(timeIntervalSince1970: Double(ms) / 1000)
     }
 
     private static func milliseconds(_ date: Date) -> Int {
         Int((date.timeIntervalSince1970 * 1000).rounded())
-    }
-
-    private static func floorDiv(_ a: Int, _ b: Int) -> Int {
-        a >= 0 ? a / b : -((-a + b - 1) / b)
     }
 
     private static func pow10(_ n: Int) -> Int { (0..<n).reduce(1) { acc, _ in acc * 10 } }
@@ -104,28 +101,5 @@ public enum Timestamp {
             value = value * 10 + Int(b - UInt8(ascii: "0"))
         }
         return value
-    }
-
-    // Howard Hinnant's days-from-civil / civil-from-days (proleptic Gregorian calendar).
-    private static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDiv(y, 400)
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    private static func civil(fromDays z0: Int) -> (Int, Int, Int) {
-        let z = z0 + 719_468
-        let era = floorDiv(z, 146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 }

@@ -80,7 +80,8 @@ extension EventLog {
     }
 
     /// A UUID (version 8, RFC 4122 variant) that is a function of `bytes`: the same input gives
-    /// the same id in every process, which is what makes retries recognizable.
+    /// the same id in every process, which is what makes retries recognizable. The project's one
+    /// derived-id function: event ids, idempotent command ids and the walk expiry's command ids.
     public static func derivedUUID(_ bytes: [UInt8]) -> UUID {
         var digest = Array(SHA256.hash(data: bytes).prefix(16))
         digest[6] = (digest[6] & 0x0F) | 0x80

@@ -17,7 +17,7 @@ public struct Migrator: Sendable {
             self.name = name
             self.sql = sql
         }
-        public var checksum: String { SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined() }
+        public var checksum: String { Hex.string(SHA256.hash(data: Data(sql.utf8))) }
     }
 
     public enum Failure: Error, CustomStringConvertible {

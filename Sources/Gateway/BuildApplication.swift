@@ -12,9 +12,10 @@ import ServiceLifecycle
 public func buildRouter(_ services: GatewayServices, handler: CommandHandler) -> Router<GatewayRequestContext> {
     let runner = CommandRunner(services: services, handler: handler)
     let router = Router(context: GatewayRequestContext.self)
+    let allowedMethods = AllowedMethods()
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: services.metrics))
-    router.add(middleware: ErrorMiddleware(routes: services.routes, maxBodyBytes: services.configuration.maxBodyBytes,
+    router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods, maxBodyBytes: services.configuration.maxBodyBytes,
                                            translate: { _ in nil }))
     router.add(middleware: RateLimitMiddleware(services: services))
     router.add(middleware: TimeoutMiddleware(timeout: services.configuration.requestTimeout,
@@ -24,6 +25,7 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     MatesController(services: services, runner: runner).addRoutes(to: router)
     WalksController(services: services, runner: runner).addRoutes(to: router)
     NotificationsController(services: services, runner: runner).addRoutes(to: router)
+    allowedMethods.load(from: router)
     return router
 }
 

@@ -10,7 +10,7 @@ import Commands
 /// `503 unavailable`, domain refusals their stable code.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
-    let routes: RouteTable
+    let allowedMethods: AllowedMethods
     let maxBodyBytes: Int
     /// Maps errors of modules the gateway does not know statically (the command handler's).
     let translate: @Sendable (any Error) -> APIError?
@@ -43,7 +43,7 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as HTTPError:
             switch error.status {
             case .notFound:
-                let allowed = routes.methods(matching: request.uri.path)
+                let allowed = allowedMethods.methods(matching: request.uri.path)
                 return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
             case .contentTooLarge:
                 return .bodyTooLarge(limit: maxBodyBytes)

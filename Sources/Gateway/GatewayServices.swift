@@ -17,7 +17,6 @@ public struct GatewayServices: Sendable {
     public let readModels: ReadModels
     public let progress: ProjectionProgress
     public let metrics: GatewayMetrics
-    public let routes: RouteTable
     /// Request budgets per IP and per user.
     public let limiter: RateLimiter
     /// The one reader of this process's live inbox streams.
@@ -38,7 +37,6 @@ public struct GatewayServices: Sendable {
         self.readModels = ReadModels(pool: pool, gate: gate)
         self.progress = ProjectionProgress(pool: pool, gate: gate, waiter: waiter)
         self.metrics = metrics
-        self.routes = RouteTable()
         self.limiter = RateLimiter(budgets: configuration.rateLimits)
         self.feed = NotificationFeed(readModels: readModels, limits: configuration.streamLimits,
                                      heartbeatInterval: configuration.heartbeatInterval,

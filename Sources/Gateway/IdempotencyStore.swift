@@ -1,4 +1,5 @@
 @preconcurrency import Crypto
+import EventLog
 import Foundation
 import Postgres
 
@@ -47,12 +48,9 @@ public struct IdempotencyStore: Sendable {
     }
 
     /// The command id for (scope, key): stable across retries, different for every caller.
+    /// Logs hold events whose ids derive from these, so the input text never changes.
     public static func commandID(scope: UUID, key: String) -> UUID {
-        var bytes = Array(SHA256.hash(data: Data("sniffmeet-idempotency:\(scope.uuidString.lowercased()):\(key)".utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0f) | 0x80  // version 8 (custom)
-        bytes[8] = (bytes[8] & 0x3f) | 0x80  // RFC 9562 variant
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        EventLog.derivedUUID(Array("sniffmeet-idempotency:\(scope.uuidString.lowercased()):\(key)".utf8))
     }
 
     /// Fingerprint of a request: method, path and body bytes.
@@ -60,7 +58,7 @@ public struct IdempotencyStore: Sendable {
         var hasher = SHA256()
         hasher.update(data: Data("\(method) \(path)\n".utf8))
         hasher.update(data: body)
-        return hex(hasher.finalize())
+        return Hex.string(hasher.finalize())
     }
 
     /// The stored name of (scope, key): an HMAC, so a dump of the table cannot be matched
@@ -83,7 +81,7 @@ public struct IdempotencyStore: Sendable {
     public func lookup(scope: UUID, key: String) async throws -> (requestHash: String, answer: Answer)? {
         let keyHash = keyHash(scope: scope, key: key)
         let row = try await gate.withConnection(pool) { connection -> (String, Int, String?, Data)? in
-            guard let row = try connection.execute(Self.lookupSQL, [scope, hex(keyHash), Self.retention.components.seconds],
+            guard let row = try connection.execute(Self.lookupSQL, [scope, Hex.string(keyHash), Self.retention.components.seconds],
                                                    prepared: true).first else { return nil }
             return (try row.string(0), try row.int(1), row.optionalString(2),
                     Data(base64Encoded: try row.string(3), options: .ignoreUnknownCharacters) ?? Data())
@@ -109,7 +107,7 @@ public struct IdempotencyStore: Sendable {
         let keyHash = keyHash(scope: scope, key: key)
         let sealed = try seal(answer.body, keyHash: keyHash).base64EncodedString()
         let inserted = try await gate.withConnection(pool) { connection -> Bool in
-            try connection.execute(Self.storeSQL, [scope, hex(keyHash), requestHash, answer.status, answer.logPosition, sealed,
+            try connection.execute(Self.storeSQL, [scope, Hex.string(keyHash), requestHash, answer.status, answer.logPosition, sealed,
                                                    Self.retention.components.seconds], prepared: true).affectedRows == 1
         }
         if inserted { return (requestHash, answer) }

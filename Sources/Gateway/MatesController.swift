@@ -17,20 +17,19 @@ struct MatesController {
     }
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
-        let table = services.routes
-        router.route(table, .post, "/v1/mate-requests", use: requestMate)
-        router.route(table, .post, "/v1/mate-requests/{id}/accept") { request, context in
+        router.post("/v1/mate-requests", use: requestMate)
+        router.post("/v1/mate-requests/{id}/accept") { request, context in
             try await answer(request, context) { id, pair, user in .acceptMate(requestID: id, pair: pair, by: user) }
         }
-        router.route(table, .post, "/v1/mate-requests/{id}/decline") { request, context in
+        router.post("/v1/mate-requests/{id}/decline") { request, context in
             try await answer(request, context) { id, pair, user in .declineMate(requestID: id, pair: pair, by: user) }
         }
-        router.route(table, .delete, "/v1/mate-requests/{id}") { request, context in
+        router.delete("/v1/mate-requests/{id}") { request, context in
             try await answer(request, context) { id, pair, user in .cancelMateRequest(requestID: id, pair: pair, by: user) }
         }
-        router.route(table, .get, "/v1/me/mate-requests", use: requests)
-        router.route(table, .get, "/v1/me/mates", use: mates)
-        router.route(table, .delete, "/v1/me/mates/{user_id}", use: unpair)
+        router.get("/v1/me/mate-requests", use: requests)
+        router.get("/v1/me/mates", use: mates)
+        router.delete("/v1/me/mates/{user_id}", use: unpair)
     }
 
     /// `POST /v1/mate-requests`: `201` pending, or `200` accepted when `to` had asked me first.

@@ -8,10 +8,9 @@ struct NotificationsController {
     let runner: CommandRunner
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
-        let table = services.routes
-        router.route(table, .get, "/v1/me/notifications", use: list)
-        router.route(table, .get, "/v1/me/notifications/stream", use: NotificationStream(services: services, feed: services.feed).stream)
-        router.route(table, .delete, "/v1/me/notifications/{id}", use: dismiss)
+        router.get("/v1/me/notifications", use: list)
+        router.get("/v1/me/notifications/stream", use: NotificationStream(services: services, feed: services.feed).stream)
+        router.delete("/v1/me/notifications/{id}", use: dismiss)
     }
 
     /// `DELETE /v1/me/notifications/{id}`: an event on my own stream (so a rebuild keeps it

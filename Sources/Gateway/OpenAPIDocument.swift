@@ -2,6 +2,21 @@ import Foundation
 
 /// The OpenAPI 3.1 document of API.md, shipped as a resource and served at `/openapi.json`.
 public enum OpenAPIDocument {
+    /// One operation: a method and a path with `{name}` parameters, as OpenAPI (and
+    /// Hummingbird's `RouterPath.description`) write them.
+    public struct Operation: Hashable, Comparable, Sendable {
+        /// Upper case, e.g. `GET`.
+        public var method: String
+        /// E.g. `/v1/walks/{id}`.
+        public var path: String
+        /// An operation of `method` at `path`.
+        public init(method: String, path: String) {
+            self.method = method
+            self.path = path
+        }
+        public static func < (a: Operation, b: Operation) -> Bool { (a.path, a.method) < (b.path, b.method) }
+    }
+
     /// The document's bytes.
     public static func data() throws -> Data {
         guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json") else {
@@ -11,13 +26,13 @@ public enum OpenAPIDocument {
     }
 
     /// Every (method, path) the document describes, e.g. ("GET", "/v1/me").
-    public static func operations() throws -> [RouteTable.Route] {
+    public static func operations() throws -> [Operation] {
         guard let root = try JSONSerialization.jsonObject(with: data()) as? [String: Any],
               let paths = root["paths"] as? [String: Any] else { return [] }
         let methods = ["get", "put", "post", "delete", "patch", "head", "options"]
-        return paths.flatMap { path, item -> [RouteTable.Route] in
+        return paths.flatMap { path, item -> [Operation] in
             guard let item = item as? [String: Any] else { return [] }
-            return item.keys.filter(methods.contains).map { RouteTable.Route(method: $0.uppercased(), path: path) }
+            return item.keys.filter(methods.contains).map { Operation(method: $0.uppercased(), path: path) }
         }.sorted()
     }
 }

@@ -10,16 +10,15 @@ struct OperationsController {
     let services: GatewayServices
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
-        let table = services.routes
-        router.route(table, .get, "/healthz") { _, _ in try GatewayServices.json(["status": "ok"]) }
-        router.route(table, .get, "/readyz", use: ready)
-        router.route(table, .get, "/metrics", use: metrics)
-        router.route(table, .get, "/openapi.json") { _, _ in
+        router.get("/healthz") { _, _ in try GatewayServices.json(["status": "ok"]) }
+        router.get("/readyz", use: ready)
+        router.get("/metrics", use: metrics)
+        router.get("/openapi.json") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "application/json; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try OpenAPIDocument.data())))
         }
-        router.route(table, .get, "/v1/admin/projections", use: projections)
+        router.get("/v1/admin/projections", use: projections)
     }
 
     /// 200 once the database answers and every migration is applied, else 503.

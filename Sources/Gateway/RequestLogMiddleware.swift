@@ -3,18 +3,22 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// Gives every request an id (the client's `X-Request-Id` if it is sane, else a new one), puts it
-/// on the request's logger and on the answer, and logs one structured line per request.
+/// Gives every request an id (the client's `X-Request-Id` if it is sane, else the `RequestID`
+/// Hummingbird made for it), puts it on the request's logger and on the answer, and logs one
+/// structured line per request.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let offered = request.headers[.xRequestID]
-        let id = offered.flatMap { Self.isSane($0) ? $0 : nil } ?? RequestIDs.next()
+        // Hummingbird gives every request a `RequestID` (a random per-process prefix and a
+        // counter, no system call) under `hb.request.id`; `context.id` is its text.
+        let id = offered.flatMap { Self.isSane($0) ? $0 : nil } ?? context.id
         context.requestID = id
+        // One id per line, under the documented key, rendered once: Hummingbird's metadata
+        // value renders its id anew on every line, and could be a second id beside the client's.
         context.logger[metadataKey: "request_id"] = .string(id)
-        // One id per line: Hummingbird's own (rendered anew on every line) would be a second one.
         context.logger[metadataKey: "hb.request.id"] = nil
         let start = ContinuousClock.now
         var response = try await next(request, context)

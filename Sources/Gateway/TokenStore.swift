@@ -18,7 +18,7 @@ public struct TokenStore: Sendable {
 
     /// Lowercase hex SHA-256 of the token text (stored as its 32 bytes).
     public static func hash(_ token: String) -> String {
-        hex(SHA256.hash(data: Data(token.utf8)))
+        Hex.string(SHA256.hash(data: Data(token.utf8)))
     }
 
     /// Stores a token for `user` on `connection` (inside the sign-up's transaction).

@@ -9,13 +9,12 @@ struct UsersController {
     let runner: CommandRunner
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
-        let table = services.routes
-        router.route(table, .post, "/v1/users", use: signUp)
-        router.route(table, .get, "/v1/me", use: me)
-        router.route(table, .patch, "/v1/me", use: update)
-        router.route(table, .put, "/v1/me/device-token", use: deviceToken)
-        router.route(table, .post, "/v1/me/drop-tokens", use: dropToken)
-        router.route(table, .get, "/v1/users/{id}", use: card)
+        router.post("/v1/users", use: signUp)
+        router.get("/v1/me", use: me)
+        router.patch("/v1/me", use: update)
+        router.put("/v1/me/device-token", use: deviceToken)
+        router.post("/v1/me/drop-tokens", use: dropToken)
+        router.get("/v1/users/{id}", use: card)
     }
 
     /// `POST /v1/users`: registers the user and stores their token in the same transaction.

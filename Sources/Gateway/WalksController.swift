@@ -9,12 +9,11 @@ struct WalksController {
     let runner: CommandRunner
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
-        let table = services.routes
-        router.route(table, .post, "/v1/walks", use: send)
-        router.route(table, .post, "/v1/walks/{id}/response", use: respond)
-        router.route(table, .delete, "/v1/walks/{id}", use: cancel)
-        router.route(table, .get, "/v1/walks/{id}", use: walk)
-        router.route(table, .get, "/v1/me/walks", use: walks)
+        router.post("/v1/walks", use: send)
+        router.post("/v1/walks/{id}/response", use: respond)
+        router.delete("/v1/walks/{id}", use: cancel)
+        router.get("/v1/walks/{id}", use: walk)
+        router.get("/v1/me/walks", use: walks)
     }
 
     /// `POST /v1/walks`: to a current mate (`409 not_mates`).

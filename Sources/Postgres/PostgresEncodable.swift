@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// A Swift value that can be sent as a statement parameter, in PostgreSQL's text format.
@@ -64,7 +65,7 @@ extension UUID: PostgresEncodable {
     /// without going through `uuidString`.
     public func appendLowercase(to out: inout [UInt8]) {
         // 36 bytes written in place and appended at once: list answers write many of these.
-        let digits: StaticString = "0123456789abcdef"
+        let digits = Hex.digits
         withUnsafeBytes(of: uuid) { bytes in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
                 var position = 0
@@ -73,8 +74,8 @@ extension UUID: PostgresEncodable {
                         text[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    text[position] = digits.utf8Start[Int(byte >> 4)]
-                    text[position + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    text[position] = digits[Int(byte >> 4)]
+                    text[position + 1] = digits[Int(byte & 0x0F)]
                     position += 2
                 }
                 out.append(contentsOf: UnsafeBufferPointer(text))
@@ -191,35 +192,17 @@ public enum PostgresTimestamp {
             if index + 3 < bytes.count, bytes[index + 3] == UInt8(ascii: ":") { minutes = number(index + 4, 2) ?? 0 }
             offsetSeconds = sign * (hours * 3600 + minutes * 60)
         }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilDate.days(year: year, month: month, day: day)
         let epochSeconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
         return Date(timeIntervalSince1970: Double(epochSeconds) + Double(micros) / 1_000_000)
     }
 
-    // Howard Hinnant's civil-date algorithms: exact, locale-free and fast.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    struct Components { var year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, fraction = 0 }
+    struct Components { var year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0 }
 
     static func gmtime_r_components(_ epochSeconds: Int64) -> Components {
         let days = Int(epochSeconds >= 0 ? epochSeconds / 86_400 : (epochSeconds - 86_399) / 86_400)
         let secondsOfDay = Int(epochSeconds - Int64(days) * 86_400)
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilDate.date(days: days)
         return Components(
             year: year, month: month, day: day,
             hour: secondsOfDay / 3600, minute: secondsOfDay % 3600 / 60, second: secondsOfDay % 60)
@@ -229,13 +212,9 @@ public enum PostgresTimestamp {
 /// `bytea` parameters, in PostgreSQL's hex format.
 extension Data: PostgresEncodable {
     public var postgresText: String? {
-        let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]("\\x".utf8)
         out.reserveCapacity(2 + count * 2)
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
+        Hex.append(self, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 }

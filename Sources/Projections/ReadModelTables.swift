@@ -1,14 +1,15 @@
 import Foundation
 import Postgres
 
-/// DDL helpers shared by rebuild and verify: fresh copies of read-model tables, and swapping
-/// them in. Every name here comes from the projectors' constants, never from input.
-enum ReadModelTables {
+/// DDL helpers shared by rebuild, verify and the benchmarks' in-SQL rebuild: fresh copies of
+/// read-model tables, and swapping them in. Every name here comes from the projectors'
+/// constants, never from input.
+public enum ReadModelTables {
     static func quoted(_ identifier: String) -> String { "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     /// Creates `table` in `set` with the live table's columns, defaults, constraints and indexes
     /// (unless it exists already: a rerun resumes). Temporary tables vanish at commit.
-    static func createCopy(of table: String, in set: TableSet, temporary: Bool = false, on connection: Connection) throws {
+    public static func createCopy(of table: String, in set: TableSet, temporary: Bool = false, on connection: Connection) throws {
         let kind = temporary ? "TEMPORARY TABLE" : "TABLE IF NOT EXISTS"
         let tail = temporary ? " ON COMMIT DROP" : ""
         try connection.execute("CREATE \(kind) \(set(table)) (LIKE \(TableSet.live(table)) INCLUDING ALL)\(tail)")

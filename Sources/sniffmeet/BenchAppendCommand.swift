@@ -1,4 +1,5 @@
 import ArgumentParser
+import Benchmarks
 import EventLog
 import Foundation
 import Logging
@@ -6,20 +7,27 @@ import Postgres
 import Synchronization
 
 /// `sniffmeet bench append`: commands appended per second through the event log, for several
-/// writer counts and command sizes, next to plain INSERTs of the same rows through the same
-/// wrapper and pool (one prepared statement per command, autocommit).
+/// writer counts and command sizes, next to two references writing the same rows as one plain
+/// INSERT per command into a copy of the events table, in the same fresh database:
+/// - pgbench itself (`-M prepared`, a custom script, as many clients as writers): what
+///   PostgreSQL does for a client that costs nothing;
+/// - our own wrapper and pool (one prepared statement per command, autocommit): what the log
+///   adds on top of the wrapper.
+/// The three alternate in short rounds and the medians are compared.
 struct BenchAppendCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "append", abstract: "Event log append throughput vs plain INSERT.")
+    static let configuration = CommandConfiguration(
+        commandName: "append", abstract: "Event log append throughput vs the same INSERT by pgbench and by our wrapper.")
 
     @OptionGroup var database: DatabaseOptions
-    @Option(help: "concurrent writers, comma separated") var writers = "1,4,16"
+    @Option(help: "concurrent writers (and pgbench clients), comma separated") var writers = "1,4,16"
     @Option(help: "events per command, comma separated") var events = "1,10"
-    @Option(help: "seconds per measurement (each side, all rounds together)") var seconds = 6.0
+    @Option(help: "seconds per measurement (each side, all rounds together; rounds last whole seconds)") var seconds = 6.0
     @Option(help: "distinct streams written (random choice per command)") var streams = 10_000
-    @Option(help: "alternating log/INSERT measurements per row; the median of each is printed") var rounds = 3
+    @Option(help: "alternating log/INSERT/pgbench measurements per row; the median of each is printed") var rounds = 3
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.bench")
+        let pgbench = try PGBench.locate()
         let opened = try await database.open(logger: logger)
         defer { opened.close() }
         let connectionString = try await Self.freshDatabase(opened, name: "sniffmeet_bench")
@@ -31,12 +39,19 @@ struct BenchAppendCommand: AsyncParsableCommand {
         try await pool.withConnection { connection in
             _ = try connection.execute("CREATE TABLE plain_events (LIKE events INCLUDING ALL)")
         }
-        let payload = Data(#"{"message":"Walk at the park?","latitude":37.5665,"longitude":126.978}"#.utf8)
-        let metadata = Data(#"{"actor":"00000000-0000-0000-0000-000000000001","schema_version":1}"#.utf8)
+        let payloadText = #"{"message":"Walk at the park?","latitude":37.5665,"longitude":126.978}"#
+        let metadataText = #"{"actor":"00000000-0000-0000-0000-000000000001","schema_version":1}"#
+        let payload = Data(payloadText.utf8), metadata = Data(metadataText.utf8)
         let streamCount = streams
+        let roundCount = max(1, rounds)
+        // pgbench runs whole seconds (-T); every side gets the same rounds.
+        let roundSeconds = max(1, Int((seconds / Double(roundCount)).rounded()))
 
-        print("sniffmeet bench append: \(seconds)s per side and row in \(rounds) alternating rounds (median), durable commits, \(streamCount) streams")
-        print(pad("writers", 8) + pad("events/cmd", 11) + pad("log cmds/s", 13) + pad("INSERT stmts/s", 16) + "ratio")
+        print("sniffmeet bench append: \(roundCount) alternating rounds of \(roundSeconds) s per side and row (median), "
+              + "durable commits, \(streamCount) streams, \(URL(fileURLWithPath: pgbench.path).lastPathComponent) at \(pgbench.path)")
+        print("pgbench/s, wrapper/s: the same rows as one INSERT per command, by pgbench (-M prepared) and by our wrapper")
+        print(pad("writers", 8) + pad("events/cmd", 11) + pad("log cmds/s", 12) + pad("pgbench/s", 11) + pad("wrapper/s", 11)
+              + pad("log/pgbench", 12) + "log/wrapper")
         for eventCount in eventCounts {
             for writerCount in writerCounts {
                 let appendCommand: @Sendable () async throws -> Void = {
@@ -65,63 +80,42 @@ struct BenchAppendCommand: AsyncParsableCommand {
                         _ = try connection.execute(insert, parameters, prepared: true)
                     }
                 }
-                // Alternating rounds, median of each: the machine's drift hits both sides alike.
-                var logRates: [Double] = [], plainRates: [Double] = []
-                for _ in 0..<max(1, rounds) {
-                    logRates.append(try await Self.measure(writers: writerCount, seconds: seconds / Double(max(1, rounds)), appendCommand))
-                    plainRates.append(try await Self.measure(writers: writerCount, seconds: seconds / Double(max(1, rounds)), insertStatement))
+                // pgbench's script: the same statement with the same values sent as parameters
+                // (its variables), except the event id, which pgbench cannot make: the server does.
+                let script = Self.pgbenchScript(events: eventCount, streams: streamCount)
+
+                // Alternating rounds, median of each: the machine's drift hits every side alike.
+                var logRates: [Double] = [], plainRates: [Double] = [], pgbenchRates: [Double] = []
+                for _ in 0..<roundCount {
+                    logRates.append(try await Throughput.measure(writers: writerCount, seconds: Double(roundSeconds), appendCommand))
+                    pgbenchRates.append(try await pgbench.run(script: script, variables: ["payload": payloadText, "metadata": metadataText],
+                                                              clients: writerCount, seconds: roundSeconds, connectionString: connectionString))
+                    plainRates.append(try await Throughput.measure(writers: writerCount, seconds: Double(roundSeconds), insertStatement))
                 }
-                let logRate = median(logRates), plainRate = median(plainRates)
-                print(pad("\(writerCount)", 8) + pad("\(eventCount)", 11) + pad(String(format: "%.0f", logRate), 13)
-                      + pad(String(format: "%.0f", plainRate), 16) + String(format: "%.2fx", logRate / plainRate))
+                let logRate = Throughput.median(logRates), plainRate = Throughput.median(plainRates)
+                let pgbenchRate = Throughput.median(pgbenchRates)
+                print(pad("\(writerCount)", 8) + pad("\(eventCount)", 11) + pad(String(format: "%.0f", logRate), 12)
+                      + pad(String(format: "%.0f", pgbenchRate), 11) + pad(String(format: "%.0f", plainRate), 11)
+                      + pad(String(format: "%.2fx", logRate / pgbenchRate), 12) + String(format: "%.2fx", logRate / plainRate))
             }
         }
     }
 
-    /// Runs `operation` in `writers` concurrent loops for `seconds`; returns operations/s.
-    static func measure(writers: Int, seconds: Double, _ operation: @escaping @Sendable () async throws -> Void) async throws -> Double {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        let started = ContinuousClock.now
-        let total = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<writers {
-                group.addTask {
-                    var count = 0
-                    while ContinuousClock.now < deadline {
-                        try await operation()
-                        count += 1
-                    }
-                    return count
-                }
-            }
-            return try await group.reduce(0, +)
-        }
-        let elapsed = ContinuousClock.now - started
-        return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    /// A pgbench script inserting `events` rows of one random stream in one statement, as the
+    /// wrapper's INSERT does. With `-M prepared` every `:variable` is a parameter sent with each
+    /// execution; `payload` and `metadata` are defined with `-D`.
+    static func pgbenchScript(events: Int, streams: Int) -> String {
+        let row = "('bench-' || :stream, (random() * 1e15)::bigint + 1, gen_random_uuid(), 'walk_requested', "
+            + "CAST(:payload AS jsonb), CAST(:metadata AS jsonb))"
+        return "\\set stream random(0, \(max(0, streams - 1)))\n"
+            + "INSERT INTO plain_events (stream_id, stream_version, event_id, event_type, data, metadata) VALUES "
+            + Array(repeating: row, count: events).joined(separator: ", ") + ";\n"
     }
 
     /// Drops and recreates a benchmark database on the same server, migrated; as the owner
     /// (which needs CREATEDB), who then also runs the benchmark.
     static func freshDatabase(_ opened: OpenDatabase, name: String) async throws -> String {
-        try await onThread("fresh-database") { try freshDatabaseBlocking(opened, name: name) }
+        let server = opened.ownerConnectionString
+        return try await onThread("fresh-database") { try BenchDatabase.recreate(name, server: server) }
     }
-
-    private static func freshDatabaseBlocking(_ opened: OpenDatabase, name: String) throws -> String {
-        let admin = try Connection(connectionString: opened.ownerConnectionString)
-        // Identifiers cannot be parameters; `name` is a constant of this program.
-        _ = try admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        _ = try admin.execute("CREATE DATABASE \(name)")
-        let target = opened.ownerConnectionString + " dbname=\(name)"
-        let connection = try Connection(connectionString: target)
-        try Migrator.bundled().migrate(connection: connection)
-        return target
-    }
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-}
-
-func pad(_ text: String, _ width: Int) -> String {
-    text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Benchmarks
 import EventLog
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Benchmarks
 import EventLog
 import Foundation
 import Logging
@@ -27,7 +28,7 @@ struct BenchRebuildCommand: AsyncParsableCommand {
         let eventCount = events, userCount = users
         let printer = ProgressPrinter()
 
-        let reusable = opened.ownerConnectionString + " dbname=\(name)"
+        let reusable = try ConnectionString.replacingDatabase(in: opened.ownerConnectionString, with: name)
         let existing = reuse ? (try? await onThread("bench") {
             try Connection(connectionString: reusable).execute("SELECT count(*) FROM events").first!.int(0)
         }) : nil

@@ -4,7 +4,7 @@ import XCTest
 
 /// Error codes are part of the API contract.
 final class DomainErrorTests: XCTestCase {
-    func test_errorCodes_areTheStableAPICodes() {
+    func testErrorCodesAreTheStableAPICodes() {
         let errors: [DomainError] = [
             .validationFailed(field: "age", reason: "r"), .nicknameTaken, .alreadyMates, .cannotRequestSelf, .invalidDropToken,
             .dropTokenExpired, .notAddressee, .notRequester, .notPending, .notMates, .alreadyAnswered, .walkExpired,

@@ -53,30 +53,30 @@ final class EventJSONGoldenTests: XCTestCase {
          #"{"at":"\#(at)","notification_id":"\#(w)","user_id":"\#(a)"}"#),
     ]
 
-    func test_everyEventType_hasAGolden() {
+    func testEveryEventTypeHasAGolden() {
         XCTAssertEqual(Self.goldens.map(\.0.typeName), Event.typeNames)
         XCTAssertEqual(Set(Event.typeNames).count, 16)
     }
 
-    func test_everyEventType_encodesToItsGoldenJSON() {
+    func testEveryEventTypeEncodesToItsGoldenJSON() {
         for (event, json) in Self.goldens {
             XCTAssertEqual(String(decoding: event.encodedData(), as: UTF8.self), json, event.typeName)
         }
     }
 
-    func test_everyEventType_roundTripsThroughItsJSON() throws {
+    func testEveryEventTypeRoundTripsThroughItsJSON() throws {
         for (event, json) in Self.goldens {
             XCTAssertEqual(try Event.decode(typeName: event.typeName, schemaVersion: event.schemaVersion, data: Data(json.utf8)), event, event.typeName)
         }
     }
 
-    func test_encoding_isDeterministic() {
+    func testEncodingIsDeterministic() {
         for (event, _) in Self.goldens {
             XCTAssertEqual(event.encodedData(), event.encodedData())
         }
     }
 
-    func test_walkRequested_withoutPlaceName_writesNull() throws {
+    func testWalkRequestedWithoutPlaceNameWritesNull() throws {
         let event = Event.walkRequested(WalkRequested(walkID: walk1, from: alice, to: bob, message: "Now", latitude: -33.8688, longitude: 151,
                                                       placeName: nil, createdAt: t0, expiresAt: t0.addingTimeInterval(60)))
         let json = #"{"created_at":"\#(Self.at)","expires_at":"2027-01-15T08:01:00.000Z","from":"\#(Self.a)","latitude":-33.8688,"longitude":151,"message":"Now","place_name":null,"to":"\#(Self.b)","walk_id":"\#(Self.w)"}"#
@@ -84,23 +84,23 @@ final class EventJSONGoldenTests: XCTestCase {
         XCTAssertEqual(try Event.decode(typeName: "walk_requested", schemaVersion: 1, data: Data(json.utf8)), event)
     }
 
-    func test_currentSchemaVersion_isOneForAllTypes() {
+    func testCurrentSchemaVersionIsOneForAllTypes() {
         for (event, _) in Self.goldens { XCTAssertEqual(event.schemaVersion, 1) }
     }
 
-    func test_decode_unknownType_throws() {
+    func testDecodeUnknownTypeThrows() {
         XCTAssertThrowsError(try Event.decode(typeName: "dog_barked", schemaVersion: 1, data: Data("{}".utf8))) {
             XCTAssertEqual($0 as? EventDecodingError, .unknownType("dog_barked"))
         }
     }
 
-    func test_decode_newerSchemaVersion_throws() {
+    func testDecodeNewerSchemaVersionThrows() {
         XCTAssertThrowsError(try Event.decode(typeName: "walk_accepted", schemaVersion: 2, data: Data("{}".utf8))) {
             XCTAssertEqual($0 as? EventDecodingError, .unsupportedSchemaVersion(typeName: "walk_accepted", version: 2))
         }
     }
 
-    func test_decode_malformedJSON_throws() {
+    func testDecodeMalformedJSONThrows() {
         XCTAssertThrowsError(try Event.decode(typeName: "walk_accepted", schemaVersion: 1, data: Data(#"{"walk_id":"nope"}"#.utf8))) {
             guard case .malformed(let type, _)? = $0 as? EventDecodingError else { return XCTFail("\($0)") }
             XCTAssertEqual(type, "walk_accepted")

@@ -5,13 +5,13 @@ import XCTest
 /// Rules every free-text field goes through (`FreeText`): NFC storage, refused characters,
 /// lengths in user-perceived characters with a byte cap, nickname comparison and script mixing.
 final class FreeTextRulesTests: XCTestCase {
-    func test_text_isStoredNFC() throws {
+    func testTextIsStoredNFC() throws {
         let nfd = "Jose\u{301}"
         let stored = try profile(dogName: nfd).validated().dogName
         XCTAssertEqual(Array(stored.unicodeScalars), Array("Jos\u{E9}".unicodeScalars))
     }
 
-    func test_text_controlCharacters_refusedInEveryField() {
+    func testTextControlCharactersRefusedInEveryField() {
         for bad in ["\u{0}", "\u{7}", "\u{1B}", "\u{7F}", "\u{85}", "\u{9F}", "a\nb", "\t"] {
             assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "ab\(bad)").validated() }
             assertRefused("validation_failed", field: "dog_name") { _ = try profile(dogName: "Bo\(bad)").validated() }
@@ -26,13 +26,13 @@ final class FreeTextRulesTests: XCTestCase {
         }
     }
 
-    func test_text_bidiControlsAndUnassigned_refused() {
+    func testTextBidiControlsAndUnassignedRefused() {
         for bad in ["\u{202E}", "\u{200F}", "\u{2066}", "\u{061C}", "\u{0378}", "\u{E0080}"] {
             assertRefused("validation_failed", field: "dog_name") { _ = try profile(dogName: "Bo\(bad)ri").validated() }
         }
     }
 
-    func test_text_lengthCountsCharactersAsSeen() throws {
+    func testTextLengthCountsCharactersAsSeen() throws {
         // 15 family emoji are 15 characters but 375 bytes: over the 4-bytes-per-character cap.
         XCTAssertNoThrow(try profile(dogName: String(repeating: "보", count: 15)).validated())
         assertRefused("validation_failed", field: "dog_name") {
@@ -40,7 +40,7 @@ final class FreeTextRulesTests: XCTestCase {
         }
     }
 
-    func test_text_combiningMarkFlood_refusedByByteCap() {
+    func testTextCombiningMarkFloodRefusedByByteCap() {
         let zalgo = "a" + String(repeating: "\u{301}", count: 500)
         XCTAssertEqual(zalgo.count, 1, "one user-perceived character")
         assertRefused("validation_failed", field: "dog_name") { _ = try profile(dogName: zalgo).validated() }
@@ -50,7 +50,7 @@ final class FreeTextRulesTests: XCTestCase {
         }
     }
 
-    func test_nickname_comparedAfterNFKCCaseFolding() {
+    func testNicknameComparedAfterNFKCCaseFolding() {
         XCTAssertEqual(StreamName.nickname("ＡＢ"), StreamName.nickname("ab"))
         XCTAssertEqual(StreamName.nickname("Ab"), StreamName.nickname("ab"))
         XCTAssertEqual(StreamName.nickname("jos\u{E9}"), StreamName.nickname("jose\u{301}"))
@@ -59,32 +59,32 @@ final class FreeTextRulesTests: XCTestCase {
         XCTAssertNotEqual(StreamName.nickname("ab"), StreamName.nickname("ac"))
     }
 
-    func test_nickname_asciiKeepsItsStream() {
+    func testNicknameAsciiKeepsItsStream() {
         XCTAssertEqual(StreamName.nickname("Rex").rawValue, "nickname-rex")
         XCTAssertEqual(StreamName.nickname("MIA_01").rawValue, "nickname-mia_01")
     }
 
-    func test_nickname_fullwidthTwinIsTaken() throws {
+    func testNicknameFullwidthTwinIsTaken() throws {
         var w = World()
         try w.run(.registerUser(userID: alice, profile: profile(nickname: "ab")))
         assertRefused("nickname_taken") { try w.run(.registerUser(userID: bob, profile: profile(nickname: "ＡＢ"))) }
         assertRefused("nickname_taken") { try w.run(.registerUser(userID: bob, profile: profile(nickname: "Ab"))) }
     }
 
-    func test_nickname_latinMixedWithCyrillicOrGreek_refused() {
+    func testNicknameLatinMixedWithCyrillicOrGreekRefused() {
         // "pаypal" with a Cyrillic а, "bοb" with a Greek ο.
         assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "p\u{430}ypal").validated() }
         assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "b\u{3BF}b").validated() }
         XCTAssertNoThrow(try profile(nickname: "\u{431}\u{43E}\u{431}").validated(), "all Cyrillic is one script")
     }
 
-    func test_nickname_hangulLatinAndDigitsMixFreely() throws {
+    func testNicknameHangulLatinAndDigitsMixFreely() throws {
         XCTAssertEqual(try profile(nickname: "멍멍이").validated().nickname, "멍멍이")
         XCTAssertEqual(try profile(nickname: "보리").validated().nickname, "보리")
         XCTAssertNoThrow(try profile(nickname: "보리Bo7").validated())
     }
 
-    func test_nickname_spacesRefused() {
+    func testNicknameSpacesRefused() {
         assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "a b").validated() }
         assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "ab\u{3000}").validated() }
     }

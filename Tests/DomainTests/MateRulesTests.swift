@@ -6,32 +6,32 @@ import XCTest
 final class MateRulesTests: XCTestCase {
     let pair = MatePair(alice, bob)
 
-    func test_dropToken_livesFiveMinutes() {
+    func testDropTokenLivesFiveMinutes() {
         XCTAssertEqual(SniffMeet.dropTokenLifetime, 300)
     }
 
-    func test_requestMate_toSelf_cannotRequestSelf_checkedBeforeToken() throws {
+    func testRequestMateToSelfCannotRequestSelfCheckedBeforeToken() throws {
         var w = try World.registered()
         assertRefused("cannot_request_self") { try w.run(.requestMate(requestID: request1, from: alice, to: alice, dropToken: nil)) }
         assertRefused("cannot_request_self") { try w.run(.requestMate(requestID: request1, from: alice, to: alice, dropToken: token(by: alice))) }
     }
 
-    func test_requestMate_withoutToken_invalidDropToken() throws {
+    func testRequestMateWithoutTokenInvalidDropToken() throws {
         var w = try World.registered()
         assertRefused("invalid_drop_token") { try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: nil)) }
     }
 
-    func test_requestMate_tokenHandedOutBySomeoneElse_invalidDropToken() throws {
+    func testRequestMateTokenHandedOutBySomeoneElseInvalidDropToken() throws {
         var w = try World.registered()
         assertRefused("invalid_drop_token") { try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: carol))) }
     }
 
-    func test_requestMate_usedToken_invalidDropToken() throws {
+    func testRequestMateUsedTokenInvalidDropToken() throws {
         var w = try World.registered()
         assertRefused("invalid_drop_token") { try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob, used: true))) }
     }
 
-    func test_requestMate_expiredToken_dropTokenExpired() throws {
+    func testRequestMateExpiredTokenDropTokenExpired() throws {
         var w = try World.registered()
         w.now = t0.addingTimeInterval(300)  // exactly at expiry: already expired
         assertRefused("drop_token_expired") { try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob))) }
@@ -39,7 +39,7 @@ final class MateRulesTests: XCTestCase {
         XCTAssertNoThrow(try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob))))
     }
 
-    func test_requestMate_createsPendingRequest_andConsumesToken() throws {
+    func testRequestMateCreatesPendingRequestAndConsumesToken() throws {
         var w = try World.registered()
         let decision = try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob)))
         XCTAssertTrue(decision.consumesDropToken)
@@ -51,7 +51,7 @@ final class MateRulesTests: XCTestCase {
         XCTAssertEqual(w.mates.requests[request1]?.status, .pending)
     }
 
-    func test_requestMate_repeatingPendingRequest_isNoOp_butConsumesToken() throws {
+    func testRequestMateRepeatingPendingRequestIsNoOpButConsumesToken() throws {
         var w = try World.pending()
         let decision = try w.run(.requestMate(requestID: request2, from: alice, to: bob, dropToken: token(by: bob)))
         XCTAssertTrue(decision.isEmpty)
@@ -59,7 +59,7 @@ final class MateRulesTests: XCTestCase {
         XCTAssertEqual(w.mates.status, .pending(requestID: request1, from: alice, to: bob))
     }
 
-    func test_requestMate_whenTheOtherAlreadyAsked_makesMates() throws {
+    func testRequestMateWhenTheOtherAlreadyAskedMakesMates() throws {
         var w = try World.pending()
         w.now = t0.addingTimeInterval(5)
         let decision = try w.run(.requestMate(requestID: request2, from: bob, to: alice, dropToken: token(by: alice)))
@@ -71,13 +71,13 @@ final class MateRulesTests: XCTestCase {
         XCTAssertEqual(w.mates.requests[request1]?.status, .accepted)
     }
 
-    func test_requestMate_whenAlreadyMates_alreadyMates() throws {
+    func testRequestMateWhenAlreadyMatesAlreadyMates() throws {
         var w = try World.mated()
         assertRefused("already_mates") { try w.run(.requestMate(requestID: request2, from: alice, to: bob, dropToken: token(by: bob))) }
         assertRefused("already_mates") { try w.run(.requestMate(requestID: request2, from: bob, to: alice, dropToken: token(by: alice))) }
     }
 
-    func test_acceptMate_byAddressee_makesMates() throws {
+    func testAcceptMateByAddresseeMakesMates() throws {
         var w = try World.pending()
         let decision = try w.run(.acceptMate(requestID: request1, pair: pair, by: bob))
         XCTAssertEqual(decision.events.map(\.event), [
@@ -87,13 +87,13 @@ final class MateRulesTests: XCTestCase {
         XCTAssertFalse(decision.consumesDropToken)
     }
 
-    func test_acceptMate_onlyAddressee_notAddressee() throws {
+    func testAcceptMateOnlyAddresseeNotAddressee() throws {
         var w = try World.pending()
         assertRefused("not_addressee") { try w.run(.acceptMate(requestID: request1, pair: pair, by: alice)) }
         assertRefused("not_addressee") { try w.run(.acceptMate(requestID: request1, pair: pair, by: carol)) }
     }
 
-    func test_declineMate_onlyAddressee_notAddressee() throws {
+    func testDeclineMateOnlyAddresseeNotAddressee() throws {
         var w = try World.pending()
         assertRefused("not_addressee") { try w.run(.declineMate(requestID: request1, pair: pair, by: alice)) }
         let decision = try w.run(.declineMate(requestID: request1, pair: pair, by: bob))
@@ -102,7 +102,7 @@ final class MateRulesTests: XCTestCase {
         XCTAssertEqual(w.mates.requests[request1]?.status, .declined)
     }
 
-    func test_cancelMateRequest_onlyRequester_notRequester() throws {
+    func testCancelMateRequestOnlyRequesterNotRequester() throws {
         var w = try World.pending()
         assertRefused("not_requester") { try w.run(.cancelMateRequest(requestID: request1, pair: pair, by: bob)) }
         let decision = try w.run(.cancelMateRequest(requestID: request1, pair: pair, by: alice))
@@ -110,7 +110,7 @@ final class MateRulesTests: XCTestCase {
         XCTAssertEqual(w.mates.requests[request1]?.status, .cancelled)
     }
 
-    func test_answeringRequestThatIsNotThePendingOne_notPending() throws {
+    func testAnsweringRequestThatIsNotThePendingOneNotPending() throws {
         var w = try World.pending()
         try w.run(.declineMate(requestID: request1, pair: pair, by: bob))
         assertRefused("not_pending") { try w.run(.acceptMate(requestID: request1, pair: pair, by: bob)) }
@@ -120,14 +120,14 @@ final class MateRulesTests: XCTestCase {
         assertRefused("not_pending") { try m.run(.acceptMate(requestID: request1, pair: pair, by: bob)) }
     }
 
-    func test_answeringUnknownRequest_notFound() throws {
+    func testAnsweringUnknownRequestNotFound() throws {
         var w = try World.pending()
         assertRefused("not_found") { try w.run(.acceptMate(requestID: request2, pair: pair, by: bob)) }
         assertRefused("not_found") { try w.run(.declineMate(requestID: request2, pair: pair, by: bob)) }
         assertRefused("not_found") { try w.run(.cancelMateRequest(requestID: request2, pair: pair, by: alice)) }
     }
 
-    func test_mates_areSymmetric() throws {
+    func testMatesAreSymmetric() throws {
         XCTAssertEqual(StreamName.mates(alice, bob), StreamName.mates(bob, alice))
         XCTAssertEqual(MatePair(bob, alice), MatePair(alice, bob))
         // Either mate can unpair.
@@ -139,7 +139,7 @@ final class MateRulesTests: XCTestCase {
         XCTAssertNoThrow(try v.run(.unpair(by: alice, mate: bob)))
     }
 
-    func test_unpair_whenNotMates_notMates() throws {
+    func testUnpairWhenNotMatesNotMates() throws {
         var w = try World.pending()
         assertRefused("not_mates") { try w.run(.unpair(by: alice, mate: bob)) }
         assertRefused("not_mates") { try w.run(.unpair(by: alice, mate: alice)) }
@@ -148,7 +148,7 @@ final class MateRulesTests: XCTestCase {
         assertRefused("not_mates") { try m.run(.unpair(by: bob, mate: alice)) }
     }
 
-    func test_afterDeclineCancelOrUnpair_aNewRequestIsPossible() throws {
+    func testAfterDeclineCancelOrUnpairANewRequestIsPossible() throws {
         var w = try World.pending()
         try w.run(.declineMate(requestID: request1, pair: pair, by: bob))
         try w.run(.requestMate(requestID: request2, from: alice, to: bob, dropToken: token(by: bob)))
@@ -164,7 +164,7 @@ final class MateRulesTests: XCTestCase {
         XCTAssertEqual(w.mates.status, .pending(requestID: request4, from: alice, to: bob))
     }
 
-    func test_requestMate_reusedRequestID_alreadyExists() throws {
+    func testRequestMateReusedRequestIDAlreadyExists() throws {
         var w = try World.pending()
         try w.run(.declineMate(requestID: request1, pair: pair, by: bob))
         assertRefused("already_exists") { try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob))) }

@@ -4,20 +4,20 @@ import XCTest
 
 /// Nicknames are unique ignoring case and spelling, through the `nickname-<key>` streams.
 final class NicknameRulesTests: XCTestCase {
-    func test_nickname_uniqueIgnoringCase_nicknameTaken() throws {
+    func testNicknameUniqueIgnoringCaseNicknameTaken() throws {
         var w = World()
         try w.run(.registerUser(userID: alice, profile: profile(nickname: "Rex")))
         assertRefused("nickname_taken") { try w.run(.registerUser(userID: bob, profile: profile(nickname: "rEX"))) }
         XCTAssertNil(w.log[.user(bob)], "a refused sign-up writes nothing")
     }
 
-    func test_nickname_reReservingOwn_isNoOp() throws {
+    func testNicknameReReservingOwnIsNoOp() throws {
         let held = NicknameState(holder: alice)
         XCTAssertEqual(try NicknameDecider.decide(.reserve(nickname: "Rex", user: alice), held, now: t0), [])
         assertRefused("nickname_taken") { _ = try NicknameDecider.decide(.reserve(nickname: "Rex", user: bob), held, now: t0) }
     }
 
-    func test_nickname_releasedCanBeReservedAgain() throws {
+    func testNicknameReleasedCanBeReservedAgain() throws {
         var w = World()
         try w.run(.registerUser(userID: alice, profile: profile(nickname: "Rex")))
         try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Max")))
@@ -27,11 +27,11 @@ final class NicknameRulesTests: XCTestCase {
         XCTAssertEqual(w.log[.nickname("rex")]?.map(\.typeName), ["nickname_reserved", "nickname_released", "nickname_reserved"])
     }
 
-    func test_nickname_releaseByNonHolder_isNoOp() throws {
+    func testNicknameReleaseByNonHolderIsNoOp() throws {
         XCTAssertEqual(try NicknameDecider.decide(.release(nickname: "rex", user: bob), NicknameState(holder: alice), now: t0), [])
     }
 
-    func test_changingNickname_releasesOldAndReservesNew() throws {
+    func testChangingNicknameReleasesOldAndReservesNew() throws {
         var w = World()
         try w.run(.registerUser(userID: alice, profile: profile(nickname: "Rex")))
         let command = Command.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Max"))
@@ -47,13 +47,13 @@ final class NicknameRulesTests: XCTestCase {
         XCTAssertEqual(w.state(.nickname("max")).nickname?.holder, alice)
     }
 
-    func test_changingNicknameToTakenOne_nicknameTaken() throws {
+    func testChangingNicknameToTakenOneNicknameTaken() throws {
         var w = try World.registered()
         assertRefused("nickname_taken") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "BOB"))) }
         XCTAssertEqual(w.state(.user(alice)).user?.nickname, "Alice")
     }
 
-    func test_changingOnlyTheCaseOfNickname_keepsReservation() throws {
+    func testChangingOnlyTheCaseOfNicknameKeepsReservation() throws {
         var w = try World.registered()
         let decision = try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "ALICE")))
         XCTAssertEqual(decision.events.map(\.event.typeName), ["profile_updated"])

@@ -6,7 +6,7 @@ import XCTest
 final class NotificationRulesTests: XCTestCase {
     let notification = UUID(uuidString: "f0000000-0000-4000-8000-000000000001")!
 
-    func test_dismiss_recordsTheDismissalOnTheUserStream() throws {
+    func testDismissRecordsTheDismissalOnTheUserStream() throws {
         var w = try World.registered()
         let decision = try w.run(.dismissNotification(userID: alice, notificationID: notification))
         XCTAssertEqual(decision.appends.map(\.stream), [.user(alice)])
@@ -15,14 +15,14 @@ final class NotificationRulesTests: XCTestCase {
         XCTAssertEqual(w.state(.user(alice)).user!.dismissedNotifications, [notification])
     }
 
-    func test_dismissAgain_isANoOp() throws {
+    func testDismissAgainIsANoOp() throws {
         var w = try World.registered()
         try w.run(.dismissNotification(userID: alice, notificationID: notification))
         let again = try w.run(.dismissNotification(userID: alice, notificationID: notification))
         XCTAssertTrue(again.isEmpty)
     }
 
-    func test_dismiss_byAnUnknownUser_isRefused() {
+    func testDismissByAnUnknownUserIsRefused() {
         let w = World()
         assertRefused("user_not_found") { _ = try w.decide(.dismissNotification(userID: alice, notificationID: self.notification)) }
     }

@@ -4,7 +4,7 @@ import XCTest
 
 /// Rules of the dog profile and the user stream.
 final class ProfileRulesTests: XCTestCase {
-    func test_register_recordsProfileAndReservesNickname() throws {
+    func testRegisterRecordsProfileAndReservesNickname() throws {
         var w = World()
         let decision = try w.run(.registerUser(userID: alice, profile: profile(nickname: "Rex")))
         XCTAssertEqual(decision.appends.map(\.stream.rawValue),
@@ -20,7 +20,7 @@ final class ProfileRulesTests: XCTestCase {
         XCTAssertEqual(user.registeredAt, t0)
     }
 
-    func test_dogName_mustBe1To15Characters() throws {
+    func testDogNameMustBe1To15Characters() throws {
         assertRefused("validation_failed", field: "dog_name") { _ = try profile(dogName: "").validated() }
         assertRefused("validation_failed", field: "dog_name") { _ = try profile(dogName: String(repeating: "x", count: 16)).validated() }
         XCTAssertNoThrow(try profile(dogName: String(repeating: "x", count: 15)).validated())
@@ -30,14 +30,14 @@ final class ProfileRulesTests: XCTestCase {
         assertRefused("validation_failed", field: "dog_name") { try w.run(.registerUser(userID: alice, profile: profile(dogName: ""))) }
     }
 
-    func test_age_mustBe0To99() {
+    func testAgeMustBe0To99() {
         assertRefused("validation_failed", field: "age") { _ = try profile(age: -1).validated() }
         assertRefused("validation_failed", field: "age") { _ = try profile(age: 100).validated() }
         XCTAssertNoThrow(try profile(age: 0).validated())
         XCTAssertNoThrow(try profile(age: 99).validated())
     }
 
-    func test_keywords_mustBeOneOrTwoDistinct() {
+    func testKeywordsMustBeOneOrTwoDistinct() {
         assertRefused("validation_failed", field: "keywords") { _ = try profile(keywords: []).validated() }
         assertRefused("validation_failed", field: "keywords") { _ = try profile(keywords: [.shy, .smart, .friendly]).validated() }
         assertRefused("validation_failed", field: "keywords") { _ = try profile(keywords: [.shy, .shy]).validated() }
@@ -45,37 +45,37 @@ final class ProfileRulesTests: XCTestCase {
         XCTAssertNoThrow(try profile(keywords: [.energetic, .shy]).validated())
     }
 
-    func test_nickname_mustBe2To8Characters() {
+    func testNicknameMustBe2To8Characters() {
         assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "R").validated() }
         assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "Rexrexrex").validated() }
         XCTAssertNoThrow(try profile(nickname: "Re").validated())
         XCTAssertNoThrow(try profile(nickname: "Rexrexre").validated())
     }
 
-    func test_profileImage_isOptional_butIfPresentMustBe1To200Characters() {
+    func testProfileImageIsOptionalButIfPresentMustBe1To200Characters() {
         XCTAssertNoThrow(try profile(profileImage: nil).validated())
         XCTAssertNoThrow(try profile(profileImage: String(repeating: "p", count: 200)).validated())
         assertRefused("validation_failed", field: "profile_image") { _ = try profile(profileImage: "").validated() }
         assertRefused("validation_failed", field: "profile_image") { _ = try profile(profileImage: String(repeating: "p", count: 201)).validated() }
     }
 
-    func test_sexSizeKeywords_spelledAsInTheAPI() {
+    func testSexSizeKeywordsSpelledAsInTheAPI() {
         XCTAssertEqual(Sex.allCases.map(\.rawValue), ["male", "female"])
         XCTAssertEqual(Size.allCases.map(\.rawValue), ["small", "medium", "large"])
         XCTAssertEqual(Keyword.allCases.map(\.rawValue), ["energetic", "smart", "friendly", "shy", "independent"])
     }
 
-    func test_register_sameUserTwice_alreadyExists() throws {
+    func testRegisterSameUserTwiceAlreadyExists() throws {
         var w = try World.registered()
         assertRefused("already_exists") { try w.run(.registerUser(userID: alice, profile: profile(nickname: "Other"))) }
     }
 
-    func test_updateProfile_unregisteredUser_userNotFound() {
+    func testUpdateProfileUnregisteredUserUserNotFound() {
         var w = World()
         assertRefused("user_not_found") { try w.run(.updateProfile(userID: carol, changes: ProfileChanges(age: 4))) }
     }
 
-    func test_updateProfile_recordsFullNewProfile() throws {
+    func testUpdateProfileRecordsFullNewProfile() throws {
         var w = try World.registered()
         w.now = t0.addingTimeInterval(10)
         let decision = try w.run(.updateProfile(userID: alice, changes: ProfileChanges(age: 4, keywords: [.shy], profileImage: "a.jpg")))
@@ -86,27 +86,27 @@ final class ProfileRulesTests: XCTestCase {
         XCTAssertEqual(w.state(.user(alice)).user?.registeredAt, t0)
     }
 
-    func test_updateProfile_canRemoveProfileImage() throws {
+    func testUpdateProfileCanRemoveProfileImage() throws {
         var w = World()
         try w.run(.registerUser(userID: alice, profile: profile(profileImage: "a.jpg")))
         try w.run(.updateProfile(userID: alice, changes: ProfileChanges(profileImage: .some(nil))))
         XCTAssertNil(w.state(.user(alice)).user?.profile?.profileImage)
     }
 
-    func test_updateProfile_validatesTheResultingProfile() throws {
+    func testUpdateProfileValidatesTheResultingProfile() throws {
         var w = try World.registered()
         assertRefused("validation_failed", field: "age") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(age: 120))) }
         assertRefused("validation_failed", field: "keywords") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(keywords: []))) }
         assertRefused("validation_failed", field: "nickname") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "X"))) }
     }
 
-    func test_updateProfile_withoutChange_recordsNothing() throws {
+    func testUpdateProfileWithoutChangeRecordsNothing() throws {
         var w = try World.registered()
         XCTAssertTrue(try w.run(.updateProfile(userID: alice, changes: ProfileChanges())).isEmpty)
         XCTAssertTrue(try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Alice", age: 3))).isEmpty)
     }
 
-    func test_deviceToken_mustBeHex64To200() throws {
+    func testDeviceTokenMustBeHex64To200() throws {
         var w = try World.registered()
         let token = String(repeating: "00ffAA", count: 11)
         assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 63))) }
@@ -121,7 +121,7 @@ final class ProfileRulesTests: XCTestCase {
         XCTAssertTrue(try w.run(.setDeviceToken(userID: alice, token: token)).isEmpty)
     }
 
-    func test_deviceToken_unregisteredUser_userNotFound() {
+    func testDeviceTokenUnregisteredUserUserNotFound() {
         var w = World()
         assertRefused("user_not_found") { try w.run(.setDeviceToken(userID: carol, token: String(repeating: "ab", count: 32))) }
     }

@@ -4,7 +4,7 @@ import XCTest
 
 /// Stream names are the keys of the log; one aggregate has exactly one name.
 final class StreamNameTests: XCTestCase {
-    func test_streamNames_useLowercaseUUIDs_andFixedPrefixes() {
+    func testStreamNamesUseLowercaseUUIDsAndFixedPrefixes() {
         XCTAssertEqual(StreamName.user(alice).rawValue, "user-a0000000-0000-4000-8000-00000000000a")
         XCTAssertEqual(StreamName.nickname("ReX").rawValue, "nickname-rex")
         XCTAssertEqual(StreamName.walk(walk1).rawValue, "walk-e0000000-0000-4000-8000-000000000001")
@@ -13,7 +13,7 @@ final class StreamNameTests: XCTestCase {
         XCTAssertEqual(StreamName.walk(walk1).description, StreamName.walk(walk1).rawValue)
     }
 
-    func test_parse_knowsTheKinds() throws {
+    func testParseKnowsTheKinds() throws {
         XCTAssertEqual(StreamName(rawValue: "walk-e0000000-0000-4000-8000-000000000001")?.kind, .walk)
         XCTAssertEqual(StreamName(rawValue: "nickname-rex")?.kind, .nickname)
         XCTAssertNil(StreamName(rawValue: "dog-1"))
@@ -23,14 +23,14 @@ final class StreamNameTests: XCTestCase {
         XCTAssertEqual(try JSONDecoder().decode(StreamName.self, from: json), .nickname("rex"))
     }
 
-    func test_initialState_matchesTheKind() {
+    func testInitialStateMatchesTheKind() {
         XCTAssertEqual(SniffMeet.initialState(of: .user(alice)), .user(.initial))
         XCTAssertEqual(SniffMeet.initialState(of: .nickname("rex")), .nickname(.initial))
         XCTAssertEqual(SniffMeet.initialState(of: .mates(alice, bob)), .mates(.initial))
         XCTAssertEqual(SniffMeet.initialState(of: .walk(walk1)), .walk(.initial))
     }
 
-    func test_evolve_ignoresEventsOfOtherStreamKinds() {
+    func testEvolveIgnoresEventsOfOtherStreamKinds() {
         let foreign = Event.walkExpired(WalkUpdate(walkID: walk1, from: alice, to: bob, at: t0))
         XCTAssertEqual(SniffMeet.evolve(.user(.initial), foreign), .user(.initial))
         XCTAssertEqual(SniffMeet.evolve(.mates(.initial), foreign), .mates(.initial))
@@ -39,7 +39,7 @@ final class StreamNameTests: XCTestCase {
 
 /// The handler's view of a decision.
 final class DecisionTests: XCTestCase {
-    func test_decision_dropsStreamsWithoutEvents_andKeepsOrder() {
+    func testDecisionDropsStreamsWithoutEventsAndKeepsOrder() {
         let e = Event.walkExpired(WalkUpdate(walkID: walk1, from: alice, to: bob, at: t0))
         let d = Decision(appends: [.init(stream: .mates(alice, bob), events: []), .init(stream: .walk(walk1), events: [e])])
         XCTAssertEqual(d.appends.map(\.stream), [.walk(walk1)])
@@ -49,7 +49,7 @@ final class DecisionTests: XCTestCase {
         XCTAssertTrue(Decision().isEmpty)
     }
 
-    func test_commandNames() {
+    func testCommandNames() {
         XCTAssertEqual(Command.expireWalk(walkID: walk1).name, "ExpireWalk")
         XCTAssertEqual(Command.requestMate(requestID: request1, from: alice, to: bob, dropToken: nil).name, "RequestMate")
     }

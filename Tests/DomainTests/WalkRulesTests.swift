@@ -9,7 +9,7 @@ final class WalkRulesTests: XCTestCase {
         try w.run(.sendWalk(walkID: walkID, from: alice, to: to, message: message, latitude: latitude, longitude: longitude, placeName: placeName))
     }
 
-    func test_sendWalk_toCurrentMate_recordsRequestWithDeadline() throws {
+    func testSendWalkToCurrentMateRecordsRequestWithDeadline() throws {
         var w = try World.mated()
         w.walkTTL = 90
         let command = Command.sendWalk(walkID: walk1, from: alice, to: bob, message: "Park?", latitude: 52.52, longitude: 13.405, placeName: nil)
@@ -24,12 +24,12 @@ final class WalkRulesTests: XCTestCase {
         XCTAssertEqual(w.walk(walk1).expiresAt, t0.addingTimeInterval(90))
     }
 
-    func test_walkTTL_defaultsTo60Seconds() {
+    func testWalkTTLDefaultsTo60Seconds() {
         XCTAssertEqual(DecisionContext(now: t0).walkTTL, 60)
         XCTAssertEqual(SniffMeet.defaultWalkTTL, 60)
     }
 
-    func test_sendWalk_onlyToCurrentMate_notMates() throws {
+    func testSendWalkOnlyToCurrentMateNotMates() throws {
         var strangers = try World.registered()
         assertRefused("not_mates") { try send(&strangers) }
         var pending = try World.pending()
@@ -42,14 +42,14 @@ final class WalkRulesTests: XCTestCase {
         assertRefused("not_mates") { try send(&mated, to: carol) }
     }
 
-    func test_sendWalk_message1To100Characters() throws {
+    func testSendWalkMessage1To100Characters() throws {
         var w = try World.mated()
         assertRefused("validation_failed", field: "message") { try send(&w, message: "") }
         assertRefused("validation_failed", field: "message") { try send(&w, message: String(repeating: "m", count: 101)) }
         XCTAssertNoThrow(try send(&w, message: String(repeating: "m", count: 100)))
     }
 
-    func test_sendWalk_latitudeWithinMinus90To90() throws {
+    func testSendWalkLatitudeWithinMinus90To90() throws {
         var w = try World.mated()
         assertRefused("validation_failed", field: "latitude") { try send(&w, latitude: 90.0001) }
         assertRefused("validation_failed", field: "latitude") { try send(&w, latitude: -91) }
@@ -57,26 +57,26 @@ final class WalkRulesTests: XCTestCase {
         XCTAssertNoThrow(try send(&w, latitude: -90))
     }
 
-    func test_sendWalk_longitudeWithinMinus180To180() throws {
+    func testSendWalkLongitudeWithinMinus180To180() throws {
         var w = try World.mated()
         assertRefused("validation_failed", field: "longitude") { try send(&w, longitude: 180.5) }
         assertRefused("validation_failed", field: "longitude") { try send(&w, longitude: -.infinity) }
         XCTAssertNoThrow(try send(&w, longitude: 180))
     }
 
-    func test_sendWalk_placeNameOptional_atMost100Characters() throws {
+    func testSendWalkPlaceNameOptionalAtMost100Characters() throws {
         var w = try World.mated()
         assertRefused("validation_failed", field: "place_name") { try send(&w, placeName: String(repeating: "p", count: 101)) }
         assertRefused("validation_failed", field: "place_name") { try send(&w, placeName: "") }
         XCTAssertNoThrow(try send(&w, placeName: String(repeating: "p", count: 100)))
     }
 
-    func test_sendWalk_walkStreamMustBeNew_alreadyExists() throws {
+    func testSendWalkWalkStreamMustBeNewAlreadyExists() throws {
         var w = try World.walkPending()
         assertRefused("already_exists") { try send(&w, walkID: walk1) }
     }
 
-    func test_respondWalk_byAddressee_beforeDeadline() throws {
+    func testRespondWalkByAddresseeBeforeDeadline() throws {
         var w = try World.walkPending()
         // The log keeps milliseconds, so decisions see the clock at that precision.
         let lastMoment = Timestamp.roundedToMilliseconds(t0.addingTimeInterval(59.999))
@@ -89,31 +89,31 @@ final class WalkRulesTests: XCTestCase {
         XCTAssertEqual(try d.run(.respondWalk(walkID: walk1, by: bob, answer: .decline)).events.map(\.event.typeName), ["walk_declined"])
     }
 
-    func test_respondWalk_onlyAddressee_notAddressee() throws {
+    func testRespondWalkOnlyAddresseeNotAddressee() throws {
         var w = try World.walkPending()
         assertRefused("not_addressee") { try w.run(.respondWalk(walkID: walk1, by: alice, answer: .accept)) }
         assertRefused("not_addressee") { try w.run(.respondWalk(walkID: walk1, by: carol, answer: .accept)) }
     }
 
-    func test_respondWalk_unknownWalk_notFound() throws {
+    func testRespondWalkUnknownWalkNotFound() throws {
         var w = try World.mated()
         assertRefused("not_found") { try w.run(.respondWalk(walkID: walk2, by: bob, answer: .accept)) }
     }
 
-    func test_respondWalk_atOrAfterDeadline_walkExpired_evenBeforeTheJobRan() throws {
+    func testRespondWalkAtOrAfterDeadlineWalkExpiredEvenBeforeTheJobRan() throws {
         var w = try World.walkPending()
         w.now = t0.addingTimeInterval(60)
         assertRefused("walk_expired") { try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept)) }
     }
 
-    func test_respondWalk_afterExpiredEvent_walkExpired() throws {
+    func testRespondWalkAfterExpiredEventWalkExpired() throws {
         var w = try World.walkPending()
         w.now = t0.addingTimeInterval(61)
         try w.run(.expireWalk(walkID: walk1))
         assertRefused("walk_expired") { try w.run(.respondWalk(walkID: walk1, by: bob, answer: .decline)) }
     }
 
-    func test_respondWalk_sameAnswerAgain_isNoOp() throws {
+    func testRespondWalkSameAnswerAgainIsNoOp() throws {
         var w = try World.walkPending()
         try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept))
         XCTAssertTrue(try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept)).isEmpty)
@@ -121,19 +121,19 @@ final class WalkRulesTests: XCTestCase {
         XCTAssertTrue(try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept)).isEmpty)
     }
 
-    func test_respondWalk_differentAnswer_alreadyAnswered() throws {
+    func testRespondWalkDifferentAnswerAlreadyAnswered() throws {
         var w = try World.walkPending()
         try w.run(.respondWalk(walkID: walk1, by: bob, answer: .decline))
         assertRefused("already_answered") { try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept)) }
     }
 
-    func test_respondWalk_toCancelledWalk_alreadyAnswered() throws {
+    func testRespondWalkToCancelledWalkAlreadyAnswered() throws {
         var w = try World.walkPending()
         try w.run(.cancelWalk(walkID: walk1, by: alice))
         assertRefused("already_answered") { try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept)) }
     }
 
-    func test_cancelWalk_bySender_whilePending() throws {
+    func testCancelWalkBySenderWhilePending() throws {
         var w = try World.walkPending()
         w.now = t0.addingTimeInterval(10)
         let decision = try w.run(.cancelWalk(walkID: walk1, by: alice))
@@ -143,24 +143,24 @@ final class WalkRulesTests: XCTestCase {
         XCTAssertTrue(try w.run(.cancelWalk(walkID: walk1, by: alice)).isEmpty)
     }
 
-    func test_cancelWalk_onlySender_notSender() throws {
+    func testCancelWalkOnlySenderNotSender() throws {
         var w = try World.walkPending()
         assertRefused("not_sender") { try w.run(.cancelWalk(walkID: walk1, by: bob)) }
         assertRefused("not_sender") { try w.run(.cancelWalk(walkID: walk1, by: carol)) }
     }
 
-    func test_cancelWalk_unknownWalk_notFound() throws {
+    func testCancelWalkUnknownWalkNotFound() throws {
         var w = try World.mated()
         assertRefused("not_found") { try w.run(.cancelWalk(walkID: walk2, by: alice)) }
     }
 
-    func test_cancelWalk_afterAnswer_alreadyAnswered() throws {
+    func testCancelWalkAfterAnswerAlreadyAnswered() throws {
         var w = try World.walkPending()
         try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept))
         assertRefused("already_answered") { try w.run(.cancelWalk(walkID: walk1, by: alice)) }
     }
 
-    func test_cancelWalk_pastDeadline_walkExpired() throws {
+    func testCancelWalkPastDeadlineWalkExpired() throws {
         var w = try World.walkPending()
         w.now = t0.addingTimeInterval(60)
         assertRefused("walk_expired") { try w.run(.cancelWalk(walkID: walk1, by: alice)) }
@@ -168,7 +168,7 @@ final class WalkRulesTests: XCTestCase {
         assertRefused("walk_expired") { try w.run(.cancelWalk(walkID: walk1, by: alice)) }
     }
 
-    func test_expireWalk_onlyPendingWalksAtOrAfterDeadline() throws {
+    func testExpireWalkOnlyPendingWalksAtOrAfterDeadline() throws {
         var w = try World.walkPending()
         w.now = t0.addingTimeInterval(59)
         XCTAssertTrue(try w.run(.expireWalk(walkID: walk1)).isEmpty, "too early: no-op")
@@ -186,7 +186,7 @@ final class WalkRulesTests: XCTestCase {
         XCTAssertTrue(try answered.run(.expireWalk(walkID: walk2)).isEmpty, "unknown: no-op")
     }
 
-    func test_decisions_keepMillisecondsOnly() throws {
+    func testDecisionsKeepMillisecondsOnly() throws {
         var w = try World.mated()
         w.now = Date(timeIntervalSince1970: 1_800_000_000.123456)
         try send(&w, walkID: walk1)

@@ -21,8 +21,23 @@ final class FeedTests: XCTestCase {
         // The reader follows live while the writers write.
         let received = Mutex<[RecordedEvent]>([])
         let reader = Task {
-            try await LogFollower(log: log, batchSize: 500).follow(from: .start) { batch in
-                received.withLock { $0.append(contentsOf: batch) }
+            // The loop every feed reader runs (the projection runner's): read a page after the
+            // checkpoint; past a still-running older transaction look again soon; at the head
+            // sleep until an append is announced (polling as the fallback).
+            var checkpoint = LogPosition.start
+            while !Task.isCancelled {
+                let generation = log.signal.generation
+                let page = try await log.readFeed(after: checkpoint, limit: 500)
+                if let last = page.events.last {
+                    received.withLock { $0.append(contentsOf: page.events) }
+                    checkpoint = last.position
+                }
+                if page.full { continue }
+                if page.pendingBeyondHorizon {
+                    try await Task.sleep(for: .milliseconds(5))
+                    continue
+                }
+                await log.signal.wait(since: generation, timeout: .milliseconds(500))
             }
         }
 

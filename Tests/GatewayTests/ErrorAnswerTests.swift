@@ -10,6 +10,11 @@ final class ErrorAnswerTests: XCTestCase {
             XCTAssertEqual(wrongMethod.status, 405, wrongMethod.text)
             XCTAssertEqual(wrongMethod.header("Allow"), "POST")
             XCTAssertEqual(wrongMethod.code, "method_not_allowed")
+            // A path with a parameter: every method of the matching template, and only those.
+            let wrongOnWalk = try await client.send(.put, "/v1/walks/\(UUID())")
+            XCTAssertEqual(wrongOnWalk.status, 405, wrongOnWalk.text)
+            XCTAssertEqual(wrongOnWalk.header("Allow"), "DELETE, GET")
+            XCTAssertError(try await client.send(.put, "/v1/walks/\(UUID())/nothing"), 404, "not_found")
 
             XCTAssertError(try await client.send(.post, "/v1/users", json: "{not json"), 400, "invalid_json")
             XCTAssertError(try await client.send(.post, "/v1/users", json: ""), 400, "invalid_json")

@@ -4,6 +4,15 @@ import Postgres
 import XCTest
 
 final class IdempotencyTests: XCTestCase {
+    func testCommandIDsAreTheOnesAlreadyInTheLogs() {
+        // Computed by the first implementation (SHA-256 of the text, version 8): events already
+        // appended carry ids derived from these, so a retry after an upgrade must get the same.
+        XCTAssertEqual(IdempotencyStore.commandID(scope: IdempotencyStore.anonymous, key: "signup-1"),
+                       UUID(uuidString: "0dae0582-85b4-8498-8a57-5deabbec4c77"))
+        XCTAssertEqual(IdempotencyStore.commandID(scope: UUID(uuidString: "6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b")!, key: "mia-asks-leo-1"),
+                       UUID(uuidString: "572d4703-ae27-82ec-9352-5d003cfd7823"))
+    }
+
     func testSameKeySameBodyReplaysAndWritesNothing() async throws {
         try await GatewayFixture("idem").run { client in
             let a = try await client.signUp("idem"), b = try await client.signUp("potent")

@@ -10,8 +10,9 @@ final class OpenAPIDriftTests: XCTestCase {
         let services = GatewayServices(configuration: fixture.configuration,
                                        pool: .init(connectionString: fixture.configuration.databaseURL),
                                        log: .init(pool: .init(connectionString: fixture.configuration.databaseURL)))
-        _ = buildRouter(services, handler: .init(log: services.log))
-        let served = Set(services.routes.routes)
+        // Hummingbird's own route list; its paths print parameters as `{name}`, as OpenAPI does.
+        let router = buildRouter(services, handler: .init(log: services.log))
+        let served = Set(router.routes.map { OpenAPIDocument.Operation(method: $0.method.rawValue, path: $0.path.description) })
         let documented = Set(try OpenAPIDocument.operations())
         XCTAssertFalse(served.isEmpty)
         XCTAssertEqual(served.subtracting(documented).sorted(), [], "routes missing from openapi.json")

@@ -1,5 +1,7 @@
 import Foundation
 import Gateway
+import Logging
+import Synchronization
 import XCTest
 
 final class OperationsTests: XCTestCase {
@@ -11,6 +13,31 @@ final class OperationsTests: XCTestCase {
             let ready = try await client.send(.get, "/readyz")
             XCTAssertEqual(ready.status, 200, ready.text)
             XCTAssertNotNil(ready.header("X-Request-Id"))
+        }
+    }
+
+    /// The client's sane `X-Request-Id` is echoed, anything else replaced by a new id; the id is
+    /// on the request's log line, once.
+    func testRequestIDsAreEchoedOrMadeAndLogged() async throws {
+        let lines = Mutex<[String]>([])
+        let logger = Logger(label: "test") { label in
+            LogfmtLogHandler(label: label) { line in lines.withLock { $0.append(String(decoding: line, as: UTF8.self)) } }
+        }
+        try await GatewayFixture("request-ids", background: []).run(logger: logger) { client in
+            let echoed = try await client.send(.get, "/healthz", headers: ["X-Request-Id": "client-id-1"])
+            XCTAssertEqual(echoed.header("X-Request-Id"), "client-id-1")
+            let replaced = try await client.send(.get, "/healthz", headers: ["X-Request-Id": "has space"])
+            let made = try await client.send(.get, "/healthz")
+            let ids = [replaced.header("X-Request-Id") ?? "", made.header("X-Request-Id") ?? ""]
+            XCTAssertFalse(ids.contains("has space"))
+            XCTAssertFalse(ids.contains(""))
+            XCTAssertNotEqual(ids[0], ids[1], "a new id per request")
+            let requestLines = lines.withLock { $0 }.filter { $0.contains(" request ") && $0.contains("path=/healthz") }
+            XCTAssertEqual(requestLines.count, 3, "\(lines.withLock { $0 })")
+            for (line, id) in zip(requestLines, ["client-id-1"] + ids) {
+                XCTAssertTrue(line.contains(" request_id=\(id) "), line)
+                XCTAssertFalse(line.contains("hb.request.id"), line)
+            }
         }
     }
 

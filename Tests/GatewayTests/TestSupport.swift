@@ -29,9 +29,11 @@ struct GatewayFixture {
         self.ownerURL = logins.owner
     }
 
-    /// Runs `body` against the app through HummingbirdTesting's router client.
-    func run(_ setup: TestingSetup = .router, _ body: @escaping @Sendable (Client) async throws -> Void) async throws {
-        let app = try buildApplication(configuration, background: background, logger: {
+    /// Runs `body` against the app through HummingbirdTesting's router client; `logger` sees
+    /// what the server logs (warnings and errors only by default).
+    func run(_ setup: TestingSetup = .router, logger: Logger? = nil,
+             _ body: @escaping @Sendable (Client) async throws -> Void) async throws {
+        let app = try buildApplication(configuration, background: background, logger: logger ?? {
             var logger = Logger(label: "test")
             logger.logLevel = .warning
             return logger

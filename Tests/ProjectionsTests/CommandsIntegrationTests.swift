@@ -10,7 +10,7 @@ import XCTest
 /// Through the real command handler, as the gateway drives it: read-your-writes with
 /// `waitUntil`, and a dismissed notification that stays dismissed after a rebuild.
 final class CommandsIntegrationTests: XCTestCase {
-    func test_handlerCommands_areReadableAfterWaitUntil_andADismissalSurvivesARebuild() async throws {
+    func testHandlerCommandsAreReadableAfterWaitUntilAndADismissalSurvivesARebuild() async throws {
         // Commands and projectors as the runtime login, the rebuild as the owner: the swapped-in
         // tables must serve the runtime as the old ones did.
         let logins = try TestDatabase.createLogins("commands_integration")

@@ -1,3 +1,4 @@
+import Benchmarks
 import Domain
 import EventLog
 import Foundation

@@ -16,7 +16,7 @@ final class RebuildTests: XCTestCase {
         return options
     }
 
-    func test_rebuildWhileCommandsKeepArriving_swapsInEveryEvent_andQueriesNeverFail() async throws {
+    func testRebuildWhileCommandsKeepArrivingSwapsInEveryEventAndQueriesNeverFail() async throws {
         let h = try Harness("rebuild_live", seed: 21)
         try await h.append(1500)
         let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
@@ -67,7 +67,7 @@ final class RebuildTests: XCTestCase {
         assertSameRows(try await h.actual(), h.expected())
     }
 
-    func test_cancelledRebuild_leavesLiveTablesServing_andARerunResumes() async throws {
+    func testCancelledRebuildLeavesLiveTablesServingAndARerunResumes() async throws {
         let h = try Harness("rebuild_resume", seed: 8)
         try await h.append(1200)
         let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
@@ -97,7 +97,7 @@ final class RebuildTests: XCTestCase {
         assertSameRows(try await h.actual(), h.expected())
     }
 
-    func test_verify_findsNoDifference_thenReportsTamperedRows() async throws {
+    func testVerifyFindsNoDifferenceThenReportsTamperedRows() async throws {
         let h = try Harness("verify", seed: 13)
         try await h.append(800)
         let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
@@ -126,7 +126,7 @@ final class RebuildTests: XCTestCase {
 
     /// The bar: 10,000 commands, verify finds nothing, and rebuilding every read model
     /// (into fresh tables, and from scratch by the runner) gives the same checksums.
-    func test_tenThousandCommands_verifyClean_andRebuildsGiveIdenticalChecksums() async throws {
+    func testTenThousandCommandsVerifyCleanAndRebuildsGiveIdenticalChecksums() async throws {
         let h = try Harness("ten_thousand", seed: 99, users: 200)
         let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
         runner.start()

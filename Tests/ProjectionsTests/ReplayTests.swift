@@ -16,7 +16,7 @@ final class ReplayTests: XCTestCase {
         }
     }
 
-    func test_exportImportIntoAFreshDatabase_thenRebuild_givesIdenticalReadModels() async throws {
+    func testExportImportIntoAFreshDatabaseThenRebuildGivesIdenticalReadModels() async throws {
         let h = try Harness("replay_source", seed: 31)
         try await h.append(2000)
         let outcome = try await RebuildJob(connectionString: h.ownerConnectionString).run(onThread: { false }, progress: { _ in })
@@ -60,7 +60,7 @@ final class ReplayTests: XCTestCase {
         } catch ProjectionError.logNotEmpty {}
     }
 
-    func test_exportFilters_byStreamTypeAndPosition() async throws {
+    func testExportFiltersByStreamTypeAndPosition() async throws {
         let h = try Harness("replay_filters", seed: 4)
         try await h.append(300)
         let walkStream = h.workload.states.keys.first { $0.kind == .walk }!.rawValue
@@ -84,7 +84,7 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(none, 0)
     }
 
-    func test_fold_givesAStreamsStateAsOfAPosition() async throws {
+    func testFoldGivesAStreamsStateAsOfAPosition() async throws {
         let h = try Harness("replay_fold", seed: 17)
         try await h.append(400)
         let (name, state) = h.workload.states.first { $0.key.kind == .mates && h.workload.versions[$0.key]! >= 2 }!

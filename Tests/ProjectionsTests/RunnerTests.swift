@@ -17,7 +17,7 @@ final class RunnerTests: XCTestCase {
         return options
     }
 
-    func test_catchUpThenLive_readModelsEqualAFreshFoldOfTheLog() async throws {
+    func testCatchUpThenLiveReadModelsEqualAFreshFoldOfTheLog() async throws {
         let h = try Harness("runner_fold", seed: 7)
         try await h.append(1500)  // before the runner starts: catch-up
         let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
@@ -38,7 +38,7 @@ final class RunnerTests: XCTestCase {
         assertSameRows(try await h.actual(), expected)
     }
 
-    func test_projectorKilledMidBatch_restartsWithNoRowMissingOrDoubled() async throws {
+    func testProjectorKilledMidBatchRestartsWithNoRowMissingOrDoubled() async throws {
         let h = try Harness("runner_kill", seed: 11)
         try await h.append(1200)
         // Each wrapped projector writes its rows, then has its own backend terminated before the
@@ -56,7 +56,7 @@ final class RunnerTests: XCTestCase {
         assertSameRows(try await h.actual(), h.expected())
     }
 
-    func test_secondRunnerStandsBy_andTakesOverWhenTheOwnerStops() async throws {
+    func testSecondRunnerStandsByAndTakesOverWhenTheOwnerStops() async throws {
         let h = try Harness("runner_takeover", seed: 3)
         try await h.append(300)
         let first = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
@@ -85,7 +85,7 @@ final class RunnerTests: XCTestCase {
     /// Hundreds of read-your-writes waiters parked at once, each on its own position and set of
     /// projectors: each returns true only once the stored checkpoints reach its position; a
     /// position beyond the log times out; a cancelled waiter stops at once.
-    func test_manyWaiters_eachResumedByTheBatchThatReachesIt() async throws {
+    func testManyWaitersEachResumedByTheBatchThatReachesIt() async throws {
         let h = try Harness("runner_waiters", seed: 13)
         let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options(batch: 50))
         runner.start()
@@ -122,7 +122,7 @@ final class RunnerTests: XCTestCase {
         await runner.stop()
     }
 
-    func test_waitUntil_timesOutWhenNothingProjects() async throws {
+    func testWaitUntilTimesOutWhenNothingProjects() async throws {
         let h = try Harness("runner_wait", seed: 5)
         try await h.append(5)
         let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())

@@ -1,3 +1,4 @@
+import Benchmarks
 import EventLog
 import Foundation
 import Postgres
@@ -8,7 +9,7 @@ import XCTest
 /// The bench's reference: the in-SQL rebuild must build the very rows the projectors build,
 /// or the ratio would compare different work.
 final class SQLRebuildTests: XCTestCase {
-    func test_bulkLoadedLog_inSQLRebuildEqualsTheProjectorsRebuild() async throws {
+    func testBulkLoadedLogInSQLRebuildEqualsTheProjectorsRebuild() async throws {
         let connectionString = try TestDatabase.create("sql_rebuild")
         let loaded = try await Task.detached {
             var workload = SyntheticWorkload(seed: 5, users: 300)
@@ -31,7 +32,7 @@ final class SQLRebuildTests: XCTestCase {
 
 /// Array parameters (written byte by byte in the Postgres module) give PostgreSQL's array literals.
 final class ArrayParameterTests: XCTestCase {
-    func test_arrayLiterals() {
+    func testArrayLiterals() {
         let ids = [UUID(), UUID()]
         XCTAssertEqual(ids.postgresText, "{\(ids[0].uuidString.lowercased()),\(ids[1].uuidString.lowercased())}")
         XCTAssertEqual([ids[0], nil].postgresText, "{\(ids[0].uuidString.lowercased()),NULL}")
@@ -44,7 +45,7 @@ final class ArrayParameterTests: XCTestCase {
         XCTAssertEqual([true, false].postgresText, "{t,f}")
     }
 
-    func test_schemaVersion_readsTheUsualFormWithoutAParse_andFallsBack() {
+    func testSchemaVersionReadsTheUsualFormWithoutAParseAndFallsBack() {
         XCTAssertEqual(RecordedEvent.schemaVersion(in: Data(#"{"command_id": "x", "schema_version": 3}"#.utf8)), 3)
         XCTAssertEqual(RecordedEvent.schemaVersion(in: Data(#"{"schema_version":12,"actor":null}"#.utf8)), 12)
         XCTAssertEqual(RecordedEvent.schemaVersion(in: Data(#"{"schema_version":"2"}"#.utf8)), 2)

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Projections
 
 /// The read models built by PostgreSQL alone, with one INSERT … SELECT from the log per table:
 /// the reference `sniffmeet bench rebuild` measures the projectors against (it is what the
