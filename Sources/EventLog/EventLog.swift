@@ -49,11 +49,17 @@ public struct EventLog: Sendable {
         return byStream
     }
 
+    /// One index probe per stream, whatever plan the prepared statement settles on: a plain join
+    /// with the unnested list let the generic plan scan the whole log (throughput fell as the
+    /// log grew under `scripts/bench-http`).
     static let readStreamsAfterSQL = """
-        SELECT \(columns) FROM events
-        JOIN unnest($1::text[], $2::bigint[]) AS s(stream_id, after) USING (stream_id)
-        WHERE stream_version > s.after
-        ORDER BY stream_id, stream_version
+        SELECT e.* FROM unnest($1::text[], $2::bigint[]) AS s(stream_id, after)
+        CROSS JOIN LATERAL (
+            SELECT \(columns) FROM events
+            WHERE events.stream_id = s.stream_id AND events.stream_version > s.after
+            ORDER BY events.stream_version
+        ) AS e
+        ORDER BY e.stream_id, e.stream_version
         """
 
     /// One page of the gap-safe feed: events after `checkpoint` in (transaction, position)
