@@ -9,8 +9,6 @@ public struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext
     public var coreContext: CoreRequestContextStorage
     /// The connection the request came on (its peer is the client, or the proxy before it).
     let channel: (any Channel)?
-    /// The request id echoed in `X-Request-Id` and put on every log line of the request.
-    public var requestID: String = ""
     /// The authenticated caller; set by `Authenticator.requireUser`.
     public var userID: UUID?
 

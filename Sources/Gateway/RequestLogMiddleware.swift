@@ -15,7 +15,6 @@ struct RequestLogMiddleware: RouterMiddleware {
         // Hummingbird gives every request a `RequestID` (a random per-process prefix and a
         // counter, no system call) under `hb.request.id`; `context.id` is its text.
         let id = offered.flatMap { Self.isSane($0) ? $0 : nil } ?? context.id
-        context.requestID = id
         // One id per line, under the documented key, rendered once: Hummingbird's metadata
         // value renders its id anew on every line, and could be a second id beside the client's.
         context.logger[metadataKey: "request_id"] = .string(id)
