@@ -6,10 +6,20 @@ import Postgres
 
 /// Turns a command into appended events, safely under concurrency.
 ///
-/// Per attempt, in one transaction: load every stream the command needs (folding its events),
-/// `decide`, append with the versions read as conditions. When another writer moved one of
-/// those streams in between, the append fails with a version conflict and the whole attempt
-/// runs again on fresh state, a bounded number of times.
+/// The straight path (`handle` without `inSameTransaction`), per attempt:
+/// 1. The streams the command needs, from `StreamCache` when this process knows them (no round
+///    trip), else read from the log (one round trip; also where a reused command id is found).
+/// 2. `decide`.
+/// 3. Append through the log's group commit, with each stream's version as the condition, and
+///    in the same transaction read the users whose cards the answer shows.
+///
+/// A cached state that another process made stale costs nothing but a retry: the append's
+/// condition fails and the next attempt reads the log. A refusal, or a decision to change
+/// nothing, is only ever given on states read from the log in that attempt, never on the cache
+/// alone. On a version conflict the whole attempt runs again, a bounded number of times.
+///
+/// Commands that write another table atomically with their events (a new user's token, a
+/// spent drop token) run the same steps inside one explicit transaction instead.
 public struct CommandHandler: Sendable {
     public let log: EventLog
     /// How long a walk request stays answerable.
@@ -32,7 +42,10 @@ public struct CommandHandler: Sendable {
     /// gateway stores a new user's auth token this way).
     public func handle(_ command: Command, metadata: CommandMetadata,
                        inSameTransaction: (@Sendable (Connection) throws -> Void)? = nil) async throws -> CommandOutcome {
-        try await attempt(metadata: metadata, inSameTransaction: inSameTransaction) { _ in (command, nil) }
+        guard inSameTransaction == nil else {
+            return try await attempt(metadata: metadata, inSameTransaction: inSameTransaction) { _ in (command, nil) }
+        }
+        return try await straight(command, metadata: metadata)
     }
 
     /// RequestMate with the drop token the addressee's phone handed over: the token is checked,
@@ -75,7 +88,137 @@ public struct CommandHandler: Sendable {
         return try await log.pool.withConnection { connection in try handler.load(streams, on: connection).states }
     }
 
-    // MARK: The loop
+    // MARK: The straight path
+
+    private func straight(_ command: Command, metadata: CommandMetadata) async throws -> CommandOutcome {
+        var trustCache = true
+        var lookForReplay = !metadata.isFirstUse
+        var conflicted = ""
+        for _ in 0..<maxAttempts {
+            let context = DecisionContext(now: clock(), walkTTL: walkTTL)
+            var loaded: Loaded
+            let fromCache: Bool
+            if trustCache, !lookForReplay, let known = cached(command) {
+                (loaded, fromCache) = (known, true)
+            } else {
+                let handler = self, replayOf = lookForReplay ? metadata.commandID : nil
+                let read = try await log.pool.withConnection { connection -> (Loaded, CommandOutcome?) in
+                    if let replayOf, let replay = try handler.replay(of: replayOf, on: connection) { return (Loaded(), replay) }
+                    return (try handler.load(command, on: connection), nil)
+                }
+                if let replay = read.1 { return replay }
+                (loaded, fromCache, lookForReplay) = (read.0, false, false)
+            }
+            let decision: Decision
+            switch Result(catching: { () throws(DomainError) -> Decision in
+                try SniffMeet.decide(command, states: loaded.states, context: context)
+            }) {
+            case .success(let decided): decision = decided
+            case .failure(let refusal):
+                // Refuse only on what the log says, not on what this process remembers.
+                if fromCache { trustCache = false; continue }
+                throw CommandError.domain(refusal)
+            }
+            if decision.isEmpty {
+                if fromCache { trustCache = false; continue }
+                return CommandOutcome(events: [], position: nil, states: loaded.states, replayed: false)
+            }
+            var states = loaded.states, versions = loaded.versions
+            for (stream, event) in decision.events {
+                states[stream] = SniffMeet.evolve(states[stream]!, event)
+                versions[stream, default: 0] += 1
+            }
+            // The answer's cards: the users the command is about, read in the append's transaction
+            // after the version this process knows (almost always nothing to read).
+            var cards: [StreamName: (state: StreamState, version: Int64)] = [:]
+            for user in Self.answerUsers(command, states) where states[.user(user)] == nil {
+                let known = cache.entry(.user(user))
+                cards[.user(user)] = (known?.state ?? SniffMeet.initialState(of: .user(user)), known?.version ?? 0)
+            }
+            let result: GroupAppendResult
+            do {
+                result = try await log.append(AppendRequest(
+                    commandID: metadata.commandID,
+                    expectations: Dictionary(uniqueKeysWithValues: loaded.versions.map { ($0.key.rawValue, ExpectedVersion.version($0.value)) }),
+                    events: newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions),
+                    reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) })))
+            } catch EventLogError.versionConflict(let stream, _) {
+                conflicted = stream
+                trustCache = false
+                continue
+            }
+            if result.appended.replayed {
+                // A concurrent run of this command id won: answer with its result.
+                lookForReplay = true
+                continue
+            }
+            for (stream, version) in versions { cache.remember(stream, version: version, state: states[stream]!) }
+            for (stream, known) in cards {
+                let events = result.reads[stream.rawValue] ?? []
+                let state = try events.reduce(known.state) { SniffMeet.evolve($0, try $1.domainEvent()) }
+                states[stream] = state
+                if let last = events.last { cache.remember(stream, version: last.version, state: state) }
+            }
+            var outcome = CommandOutcome(events: decision.events, position: result.appended.last, states: states, replayed: false)
+            outcome.versions = versions
+            return outcome
+        }
+        throw CommandError.tooManyConflicts(stream: conflicted)
+    }
+
+    /// Every stream `command` needs, from the cache alone; nil when one is not there. A stream
+    /// the command itself mints (a new walk's id) is known to be empty.
+    func cached(_ command: Command) -> Loaded? {
+        var loaded = Loaded()
+        var names = SniffMeet.streams(for: command, loaded: [:])
+        while true {
+            let missing = names.filter { loaded.states[$0] == nil }
+            if missing.isEmpty { return loaded }
+            for name in missing {
+                if let known = cache.entry(name) {
+                    loaded.states[name] = known.state
+                    loaded.versions[name] = known.version
+                } else if Self.mints(command, name) {
+                    loaded.states[name] = SniffMeet.initialState(of: name)
+                    loaded.versions[name] = 0
+                } else {
+                    return nil
+                }
+            }
+            names = SniffMeet.streams(for: command, loaded: loaded.states)
+        }
+    }
+
+    /// True for the stream a command creates under an id made for it (SendWalk's walk): nothing
+    /// can be in it yet, and the append's condition (version 0) says so if it were.
+    static func mints(_ command: Command, _ stream: StreamName) -> Bool {
+        if case .sendWalk(let walkID, _, _, _, _, _, _) = command { return stream == .walk(walkID) }
+        return false
+    }
+
+    /// The users whose cards the answer to `command` shows.
+    static func answerUsers(_ command: Command, _ states: [StreamName: StreamState]) -> [UUID] {
+        switch command {
+        case .requestMate(_, let from, let to, _), .sendWalk(_, let from, let to, _, _, _, _): return [from, to]
+        case .acceptMate(_, let pair, _), .declineMate(_, let pair, _), .cancelMateRequest(_, let pair, _): return [pair.lo, pair.hi]
+        case .unpair(let by, let mate): return [by, mate]
+        case .respondWalk(let walkID, _, _), .cancelWalk(let walkID, _), .expireWalk(let walkID):
+            guard let walk = states[.walk(walkID)]?.walk, let from = walk.from, let to = walk.to else { return [] }
+            return [from, to]
+        case .registerUser, .updateProfile, .setDeviceToken, .dismissNotification: return []
+        }
+    }
+
+    /// The decision's events as the log stores them.
+    func newEvents(_ decision: Decision, command: Command, metadata: CommandMetadata, readVersions: [StreamName: Int64]) -> [NewEvent] {
+        let versions = Dictionary(uniqueKeysWithValues: readVersions.map { ($0.key.rawValue, $0.value) })
+        return decision.events.map { item in
+            NewEvent(stream: item.stream.rawValue, type: item.event.typeName, data: item.event.encodedData(),
+                     metadata: metadata.json(command: command.name, schemaVersion: item.event.schemaVersion, readVersions: versions))
+        }
+    }
+
+    // MARK: In one transaction
 
     private func attempt(metadata: CommandMetadata, inSameTransaction: (@Sendable (Connection) throws -> Void)?,
                          build: @escaping @Sendable (Connection) throws -> (Command, Data?)) async throws -> CommandOutcome {
@@ -100,19 +243,12 @@ public struct CommandHandler: Sendable {
                         if decision.consumesDropToken, let tokenHash { try DropTokens.spend(hash: tokenHash, on: connection) }
                         var appended: AppendResult?
                         if !decision.isEmpty {
-                            var expectations: [String: ExpectedVersion] = [:]
-                            var readVersions: [String: Int64] = [:]
-                            for (stream, version) in loaded.versions {
-                                expectations[stream.rawValue] = .version(version)
-                                readVersions[stream.rawValue] = version
-                            }
-                            let events = decision.events.map { item in
-                                NewEvent(stream: item.stream.rawValue, type: item.event.typeName, data: item.event.encodedData(),
-                                         metadata: metadata.json(command: command.name, schemaVersion: item.event.schemaVersion,
-                                                                 readVersions: readVersions))
-                            }
-                            appended = try EventLog.append(on: connection, commandID: metadata.commandID,
-                                                           expectations: expectations, events: events)
+                            let expectations = Dictionary(uniqueKeysWithValues: loaded.versions.map {
+                                ($0.key.rawValue, ExpectedVersion.version($0.value))
+                            })
+                            appended = try EventLog.append(on: connection, commandID: metadata.commandID, expectations: expectations,
+                                                           events: handler.newEvents(decision, command: command, metadata: metadata,
+                                                                                     readVersions: loaded.versions))
                         }
                         try inSameTransaction?(connection)
                         var states = loaded.states, versions = loaded.versions

@@ -4,48 +4,37 @@ import Postgres
 
 /// Appending: one round trip, one transaction.
 ///
+/// - Transaction-scoped advisory locks on every stream involved come first, in key order (no
+///   deadlocks), in one statement: exclusive for streams written, shared for streams only read
+///   (SendWalk's pair stream, a condition of the append). While a transaction holds them no
+///   other appender can write those streams, so the insert that follows sees every earlier
+///   writer committed. Every append takes them: a condition is only as good as the writers that
+///   respect it (an Unpair without a lock could commit between a SendWalk's check and its
+///   commit). Locks write nothing to disk, and under group commit a whole batch shares one
+///   lock statement.
 /// - One `INSERT … SELECT` that writes the events only if every expected version still holds
 ///   and no written stream's head comes from a younger transaction (a transaction's id is fixed
 ///   at its first write; writing after a younger writer would put this version before theirs in
-///   the feed). The unique (stream, version) and event-id indexes back both checks up: two
-///   appends that computed the same next version cannot both commit; the second waits for the
-///   first and then fails with a version conflict.
-/// - When the command also has read-only conditions (SendWalk on the pair stream), no index
-///   stands behind them, so transaction-scoped advisory locks on every stream involved come
-///   first, in key order (no deadlocks): exclusive for streams written, shared for streams only
-///   read. A writer of a condition stream is then excluded until this append commits, and the
-///   checks (a statement of their own, pipelined after the locks) see everything committed
-///   before the locks were granted. Locks write nothing to disk.
-///
-/// A command that only writes takes no locks: they would add work to every append and buy
-/// nothing, since a concurrent writer is refused by the unique index anyway (measured with
-/// `sniffmeet bench append`).
+///   the feed). The unique (stream, version) and event-id indexes back both checks up.
 ///
 /// Idempotency costs nothing extra: a command's event ids derive from its command id, so a
 /// retry hits the unique event-id index and gets the first append's positions back.
 extension EventLog {
-    /// Appends the events of one command to one or more streams in one transaction.
+    /// Appends the events of one command to one or more streams in one transaction, shared
+    /// with concurrent appends (`GroupCommit`).
     ///
     /// `expectations` names every stream the command read or writes with the version it saw;
     /// a stream that is only read is a condition (the append fails if it moved). A retried
     /// `commandID` returns the first append's positions and writes nothing.
     public func append(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent]) async throws -> AppendResult {
-        let plan = AppendPlan(commandID: commandID, expectations: expectations, events: events)
-        let result = try await pool.withConnection { connection -> AppendResult in
-            do {
-                return try plan.run(on: connection)
-            } catch EventLogError.alreadyAppended {
-                // Autocommit: the failed attempt is over; the first run's positions are readable.
-                guard let first = try plan.firstRun(on: connection) else { throw EventLogError.versionConflict(stream: plan.writtenStreams[0], message: "concurrent duplicate") }
-                return first
-            } catch EventLogError.versionConflict(let stream, let message) {
-                // A retried command finds its streams moved on, by its own first run.
-                if let first = try plan.firstRun(on: connection) { return first }
-                throw EventLogError.versionConflict(stream: stream.isEmpty ? try plan.conflictingStream(on: connection) : stream,
-                                                    message: message)
-            }
-        }
-        if !result.replayed { announceCommitted() }
+        try await append(AppendRequest(commandID: commandID, expectations: expectations, events: events)).appended
+    }
+
+    /// Appends as `append(commandID:expectations:events:)` and reads `request.reads` in the
+    /// same transaction.
+    public func append(_ request: AppendRequest) async throws -> GroupAppendResult {
+        let result = try await groupCommit.append(request)
+        if !result.appended.replayed { announceCommitted() }
         return result
     }
 
@@ -139,80 +128,121 @@ struct AppendPlan {
         RETURNING position, transaction_id, event_id
         """
 
-    /// `insertSQL` for one event on one stream.
+    /// `insertSQL` for one event on one stream, with at most one read-only condition stream
+    /// (`$7`, at version `$8`; NULL for none).
     static let singleEventSQL = """
         INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
         SELECT $1::text, coalesce(head.stream_version, 0) + 1, $2::uuid, $3::text, $4::jsonb, $5::jsonb
         FROM (SELECT) AS one
         LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
                            WHERE ev.stream_id = $1::text ORDER BY ev.stream_version DESC LIMIT 1) AS head ON true
+        LEFT JOIN LATERAL (SELECT ev.stream_version FROM events ev
+                           WHERE ev.stream_id = $7::text ORDER BY ev.stream_version DESC LIMIT 1) AS condition ON true
         WHERE ($6::bigint IS NULL OR coalesce(head.stream_version, 0) = $6)
+          AND ($7::text IS NULL OR $8::bigint IS NULL OR coalesce(condition.stream_version, 0) = $8)
           AND NOT coalesce(head.transaction_id > pg_current_xact_id(), false)
         RETURNING position, transaction_id, event_id
         """
 
-    func run(on connection: Connection) throws -> AppendResult {
+    /// Checks the plan before any statement is built.
+    func validate() throws {
         guard !events.isEmpty else { throw EventLogError.invalidAppend("an append needs at least one event") }
         guard events.allSatisfy({ expectations[$0.stream] != nil }) else {
             throw EventLogError.invalidAppend("every written stream must be listed with its expected version")
         }
-        let streams = expectations.keys.sorted()
-        let onlyWrites = streams.allSatisfy { writtenStreams.contains($0) }
+    }
 
-        func statements() -> [Connection.Statement] {
-            // Per event: its rank within its stream; the new version is the stream's head plus the rank.
-            var seen: [String: Int64] = [:]
-            let ranks = events.map { event -> Int64 in
-                let rank = (seen[event.stream] ?? 0) + 1
-                seen[event.stream] = rank
-                return rank
-            }
-            let parameters: [any PostgresEncodable] = [
-                events.map(\.stream), ranks, ids, events.map(\.type),
-                events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) },
-                streams, streams.map { expectations[$0]!.parameter }, streams.map { writtenStreams.contains($0) },
-            ]
-            var statements = [Connection.Statement(Self.genericPlanSQL, [], prepared: true)]
-            if !onlyWrites {
-                statements.append(Connection.Statement(Self.lockSQL, [streams, streams.map { !writtenStreams.contains($0) }], prepared: true))
-            }
-            statements.append(Connection.Statement(Self.insertSQL, parameters, prepared: true))
-            return statements
+    /// Every stream of the plan with whether it is only read (a condition), for the locks.
+    var lockedStreams: [(stream: String, readOnly: Bool)] {
+        expectations.keys.sorted().map { ($0, !writtenStreams.contains($0)) }
+    }
+
+    /// The advisory locks of one or more plans, in key order, in one statement.
+    static func lockStatement(_ streams: [(stream: String, readOnly: Bool)]) -> Connection.Statement {
+        Connection.Statement(lockSQL, [streams.map(\.stream), streams.map(\.readOnly)], prepared: true)
+    }
+
+    /// True when the insert takes array parameters and so needs `genericPlanSQL` before it.
+    var needsGenericPlan: Bool { insertShape == nil }
+
+    /// The common shape, one event on one stream with at most one read-only condition: scalar
+    /// parameters, so the planner settles on the generic plan by itself and no array is encoded.
+    private var insertShape: (event: NewEvent, condition: (stream: String, version: Int64?)?)? {
+        guard events.count == 1, expectations.count <= 2 else { return nil }
+        let event = events[0]
+        let others = expectations.filter { $0.key != event.stream }
+        guard let other = others.first else { return (event, nil) }
+        return (event, (other.key, other.value.parameter))
+    }
+
+    /// The insert: it writes every event or none, and returns one row per event written.
+    var insertStatement: Connection.Statement {
+        if let shape = insertShape {
+            let event = shape.event
+            return Connection.Statement(Self.singleEventSQL, [
+                event.stream, ids[0], event.type, JSONB(event.data), JSONB(event.metadata), expectations[event.stream]!.parameter,
+                shape.condition?.stream, shape.condition?.version,
+            ], prepared: true)
         }
+        // Per event: its rank within its stream; the new version is the stream's head plus the rank.
+        var seen: [String: Int64] = [:]
+        let ranks = events.map { event -> Int64 in
+            let rank = (seen[event.stream] ?? 0) + 1
+            seen[event.stream] = rank
+            return rank
+        }
+        let streams = expectations.keys.sorted()
+        return Connection.Statement(Self.insertSQL, [
+            events.map(\.stream), ranks, ids, events.map(\.type),
+            events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) },
+            streams, streams.map { expectations[$0]!.parameter }, streams.map { writtenStreams.contains($0) },
+        ], prepared: true)
+    }
+
+    /// Runs the plan alone: locks and insert in one round trip. Outside a transaction the
+    /// pipeline is one implicit transaction; inside the caller's, the locks last until its end.
+    func run(on connection: Connection) throws -> AppendResult {
+        try validate()
+        var statements: [Connection.Statement] = []
+        if needsGenericPlan { statements.append(Connection.Statement(Self.genericPlanSQL, [], prepared: true)) }
+        statements.append(Self.lockStatement(lockedStreams))
+        statements.append(insertStatement)
         let inserted: QueryResult
         do {
-            if onlyWrites, events.count == 1 {
-                // The common shape, one event on one stream: scalar parameters, so the planner
-                // settles on the generic plan by itself and no array is encoded or parsed.
-                let event = events[0]
-                inserted = try connection.execute(Self.singleEventSQL, [
-                    event.stream, ids[0], event.type, JSONB(event.data), JSONB(event.metadata), expectations[event.stream]!.parameter,
-                ], prepared: true)
-            } else {
-                inserted = try connection.pipeline(statements()).last!
-            }
+            inserted = try connection.pipeline(statements).last!
         } catch let error as PostgresError {
-            if case .server(let server) = error, server.sqlState == SQLState.uniqueViolation {
-                if server.constraint == "events_event_id_key" { throw EventLogError.alreadyAppended }
-                throw EventLogError.versionConflict(stream: Self.stream(fromKeyDetail: server.detail) ?? writtenStreams[0],
-                                                    message: "version conflict: \(server.detail ?? server.message)")
-            }
-            if case .server(let server) = error, server.sqlState == SQLState.deadlockDetected {
-                // Only possible when one transaction appends several times (locks taken per call):
-                // as with any conflict, retrying the transaction is the cure.
-                throw EventLogError.versionConflict(stream: writtenStreams[0], message: "deadlock between appending transactions")
-            }
-            throw error
+            throw mapped(error)
         }
-        guard inserted.count == events.count else {
+        guard let result = try result(of: inserted) else {
             // A condition failed: some stream moved or a younger transaction wrote it first.
             throw EventLogError.versionConflict(stream: "", message: "version conflict: a stream moved since it was read")
         }
+        return result
+    }
+
+    /// The append's result from its insert's rows, or nil when a condition held it back.
+    func result(of inserted: QueryResult) throws -> AppendResult? {
+        guard inserted.count == events.count else { return nil }
         var positions: [LogPosition] = []
         for row in inserted.rows {
             positions.append(LogPosition(transactionID: try row.uint64(1), position: try row.int64(0)))
         }
         return AppendResult(positions: positions, eventIDs: ids, replayed: false)
+    }
+
+    /// The log's errors for the server's: a taken event id is a replay, a taken version a conflict.
+    func mapped(_ error: PostgresError) -> any Error {
+        if case .server(let server) = error, server.sqlState == SQLState.uniqueViolation {
+            if server.constraint == "events_event_id_key" { return EventLogError.alreadyAppended }
+            return EventLogError.versionConflict(stream: Self.stream(fromKeyDetail: server.detail) ?? writtenStreams[0],
+                                                 message: "version conflict: \(server.detail ?? server.message)")
+        }
+        if case .server(let server) = error, server.sqlState == SQLState.deadlockDetected {
+            // Only possible when one transaction appends several times (locks taken per call):
+            // as with any conflict, retrying the transaction is the cure.
+            return EventLogError.versionConflict(stream: writtenStreams[0], message: "deadlock between appending transactions")
+        }
+        return error
     }
 
     /// The first run's result of this command, if its events are in the log.

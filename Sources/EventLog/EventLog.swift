@@ -15,10 +15,14 @@ public struct EventLog: Sendable {
     /// Tells other processes about this process's appends.
     public let announcer: AppendAnnouncer
 
+    /// Batches concurrent appends into shared transactions.
+    let groupCommit: GroupCommit
+
     public init(pool: ConnectionPool, signal: LogSignal = LogSignal()) {
         self.pool = pool
         self.signal = signal
         self.announcer = AppendAnnouncer(pool: pool)
+        self.groupCommit = GroupCommit(pool: pool)
     }
 
     // MARK: Read
@@ -38,10 +42,20 @@ public struct EventLog: Sendable {
     /// Several streams in one round trip: each stream's events after the given version (0: the
     /// whole stream), in version order, for callers that already hold a state up to some version.
     public static func readStreams(on connection: Connection, after versions: [String: Int64]) throws -> [String: [RecordedEvent]] {
+        let statement = readStreamsStatement(after: versions)
+        return try streams(from: connection.execute(statement.sql, statement.parameters, prepared: true), asked: versions)
+    }
+
+    /// The statement of `readStreams(on:after:)`, for pipelines.
+    static func readStreamsStatement(after versions: [String: Int64]) -> Connection.Statement {
         let streams = Array(versions.keys)
-        let result = try connection.execute(Self.readStreamsAfterSQL, [streams, streams.map { versions[$0]! }], prepared: true)
+        return Connection.Statement(readStreamsAfterSQL, [streams, streams.map { versions[$0]! }], prepared: true)
+    }
+
+    /// Its rows by stream; every stream asked for has an entry.
+    static func streams(from result: QueryResult, asked versions: [String: Int64]) throws -> [String: [RecordedEvent]] {
         var byStream: [String: [RecordedEvent]] = [:]
-        for stream in streams { byStream[stream] = [] }
+        for stream in versions.keys { byStream[stream] = [] }
         for row in result.rows {
             let event = try decodeEvent(row)
             byStream[event.stream, default: []].append(event)

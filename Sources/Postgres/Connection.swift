@@ -132,12 +132,13 @@ public final class Connection {
     private func pipelineChunk(_ statements: ArraySlice<Statement>, syncEach: Bool) throws -> [QueryResult] {
         // Preparing is a round trip of its own; it happens once per connection and statement.
         let names = try statements.map { $0.prepared ? try preparedName($0.sql, parameterCount: $0.parameters.count) : nil }
-        // Refuse bad parameters before the first send: a pipeline cut short cannot be left cleanly.
-        for statement in statements { try Self.checkParameters(statement.parameters.map { $0.postgresText }) }
+        // Encoded once, and refused before the first send: a pipeline cut short cannot be left cleanly.
+        let texts = statements.map { $0.parameters.map { $0.postgresText } }
+        for parameters in texts { try Self.checkParameters(parameters) }
         guard PQenterPipelineMode(handle) == 1 else { throw lostOrProtocol("cannot enter pipeline mode") }
         defer { PQexitPipelineMode(handle) }
-        for (statement, name) in zip(statements, names) {
-            let sent = try withParameters(statement.parameters) { values in
+        for ((statement, name), parameters) in zip(zip(statements, names), texts) {
+            let sent = try withParameters(texts: parameters) { values in
                 if let name { return PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
                 return PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values, nil, nil, 0)
             }
@@ -276,7 +277,12 @@ public final class Connection {
     private func withParameters<R>(_ parameters: [any PostgresEncodable], _ body: ([UnsafePointer<CChar>?]) throws -> R) throws -> R {
         let texts = parameters.map { $0.postgresText }
         try Self.checkParameters(texts)
-        var pointers: [UnsafeMutablePointer<CChar>?] = texts.map { $0.flatMap { strdup($0) } }
+        return try withParameters(texts: texts, body)
+    }
+
+    /// Parameters already encoded and checked.
+    private func withParameters<R>(texts: [String?], _ body: ([UnsafePointer<CChar>?]) throws -> R) throws -> R {
+        let pointers: [UnsafeMutablePointer<CChar>?] = texts.map { $0.flatMap { strdup($0) } }
         defer { for pointer in pointers { free(pointer) } }
         return try body(pointers.map { UnsafePointer($0) })
     }

@@ -1,0 +1,170 @@
+import Foundation
+import Postgres
+import Synchronization
+
+/// One command's append, as handed to the group commit.
+public struct AppendRequest: Sendable {
+    public var commandID: UUID?
+    /// Every stream the command read or writes, with the version it saw.
+    public var expectations: [String: ExpectedVersion]
+    public var events: [NewEvent]
+    /// Streams to read in the append's own transaction, each after the version the caller
+    /// already holds (the users whose cards the command's answer shows): no second round trip.
+    public var reads: [String: Int64]
+
+    public init(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent], reads: [String: Int64] = [:]) {
+        self.commandID = commandID
+        self.expectations = expectations
+        self.events = events
+        self.reads = reads
+    }
+}
+
+/// What a group-committed append did, and the events of `AppendRequest.reads`.
+public struct GroupAppendResult: Sendable {
+    public var appended: AppendResult
+    /// Per stream asked for, its events after the given version, in version order.
+    public var reads: [String: [RecordedEvent]]
+}
+
+/// Group commit: the appends of concurrent commands share one transaction and one round trip.
+///
+/// While a batch is on its way to PostgreSQL, new appends queue; when it returns, the next
+/// batch takes all of them. An idle server sends each append at once; a busy one sends tens
+/// per round trip, with one lock statement and one commit (one WAL flush) for all of them.
+///
+/// Each append keeps its own conditions: its insert writes all its events or none. One whose
+/// condition fails in the batch (another command moved its stream first, possibly in the same
+/// batch) wrote nothing and is run again alone, where it fails or succeeds exactly as it would
+/// have without company. When the batch itself fails (a retried command id hits the unique
+/// index, a deadlock with another process, a statement timeout) nothing of it committed and
+/// every append is run alone.
+final class GroupCommit: Sendable {
+    private struct Waiting {
+        var plan: AppendPlan
+        var reads: [String: Int64]
+        var continuation: CheckedContinuation<GroupAppendResult, any Error>
+    }
+
+    private struct State {
+        var queue: [Waiting] = []
+        var flushing = false
+    }
+
+    let pool: ConnectionPool
+    /// Appends per batch; the pipeline's statements must fit in one chunk (one transaction).
+    let maxBatch: Int
+    private let state = Mutex(State())
+
+    init(pool: ConnectionPool, maxBatch: Int = 64) {
+        self.pool = pool
+        self.maxBatch = maxBatch
+    }
+
+    /// Appends `request` in the next batch; its result, or the error it would get alone.
+    func append(_ request: AppendRequest) async throws -> GroupAppendResult {
+        let plan = AppendPlan(commandID: request.commandID, expectations: request.expectations, events: request.events)
+        try plan.validate()
+        return try await withCheckedThrowingContinuation { continuation in
+            let starts = state.withLock { state -> Bool in
+                state.queue.append(Waiting(plan: plan, reads: request.reads, continuation: continuation))
+                if state.flushing { return false }
+                state.flushing = true
+                return true
+            }
+            if starts { Task { await self.flush() } }
+        }
+    }
+
+    /// Sends batches until the queue is empty.
+    private func flush() async {
+        while true {
+            let batch = state.withLock { state -> [Waiting] in
+                let batch = Array(state.queue.prefix(maxBatch))
+                state.queue.removeFirst(batch.count)
+                if batch.isEmpty { state.flushing = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            await run(batch)
+        }
+    }
+
+    private func run(_ batch: [Waiting]) async {
+        let outcomes: [GroupAppendResult?]
+        do {
+            outcomes = try await pool.withConnection { connection in try Self.together(batch, on: connection) }
+        } catch {
+            // Nothing of the batch committed.
+            outcomes = Array(repeating: nil, count: batch.count)
+        }
+        for (waiting, outcome) in zip(batch, outcomes) {
+            if let outcome {
+                waiting.continuation.resume(returning: outcome)
+            } else {
+                let plan = waiting.plan, reads = waiting.reads
+                do {
+                    waiting.continuation.resume(returning: try await pool.withConnection { connection in
+                        try Self.alone(plan, reads: reads, on: connection)
+                    })
+                } catch {
+                    waiting.continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// The batch in one pipeline, one implicit transaction: the generic-plan setting when an
+    /// insert takes arrays, every stream's lock in one statement, then per append its insert
+    /// and its reads. Nil for an append whose condition failed.
+    private static func together(_ batch: [Waiting], on connection: Connection) throws -> [GroupAppendResult?] {
+        var statements: [Connection.Statement] = []
+        if batch.contains(where: { $0.plan.needsGenericPlan }) {
+            statements.append(Connection.Statement(AppendPlan.genericPlanSQL, [], prepared: true))
+        }
+        statements.append(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams)))
+        let first = statements.count
+        for waiting in batch {
+            statements.append(waiting.plan.insertStatement)
+            if !waiting.reads.isEmpty { statements.append(EventLog.readStreamsStatement(after: waiting.reads)) }
+        }
+        let results = try connection.pipeline(statements, chunkSize: Int.max)
+        var index = first
+        var outcomes: [GroupAppendResult?] = []
+        for waiting in batch {
+            let appended = try waiting.plan.result(of: results[index])
+            index += 1
+            var reads: [String: [RecordedEvent]] = [:]
+            if !waiting.reads.isEmpty {
+                reads = try EventLog.streams(from: results[index], asked: waiting.reads)
+                index += 1
+            }
+            outcomes.append(appended.map { GroupAppendResult(appended: $0, reads: reads) })
+        }
+        return outcomes
+    }
+
+    /// One append on its own, with the log's usual answers: a retried command id gets its first
+    /// run's positions, a moved stream a version conflict naming it.
+    static func alone(_ plan: AppendPlan, reads: [String: Int64], on connection: Connection) throws -> GroupAppendResult {
+        let appended: AppendResult
+        do {
+            appended = try plan.run(on: connection)
+        } catch EventLogError.alreadyAppended {
+            // Autocommit: the failed attempt is over; the first run's positions are readable.
+            guard let first = try plan.firstRun(on: connection) else {
+                throw EventLogError.versionConflict(stream: plan.writtenStreams[0], message: "concurrent duplicate")
+            }
+            appended = first
+        } catch EventLogError.versionConflict(let stream, let message) {
+            // A retried command finds its streams moved on, by its own first run.
+            guard let first = try plan.firstRun(on: connection) else {
+                throw EventLogError.versionConflict(stream: stream.isEmpty ? try plan.conflictingStream(on: connection) : stream,
+                                                    message: message)
+            }
+            appended = first
+        }
+        let read = reads.isEmpty ? [:] : try EventLog.readStreams(on: connection, after: reads)
+        return GroupAppendResult(appended: appended, reads: read)
+    }
+}

@@ -1,0 +1,123 @@
+import Commands
+import Domain
+import EventLog
+import Foundation
+import Postgres
+import XCTest
+
+/// Commands raced through the log's group commit: those that break a rule or lose a race write
+/// nothing, the others commit, and they do share transactions.
+final class GroupCommitTests: XCTestCase {
+    func testRacingCommandsCommitTogetherAndTheRefusedOnesWriteNothing() async throws {
+        let (handler, pool) = try makeHandler("group-commit", pool: 8)
+        defer { Task { await pool.close() } }
+        let users = try await register(8, with: handler)
+        try await makeMates(users[0], users[1], with: handler)
+        try await makeMates(users[2], users[3], with: handler)
+        // One pending walk that ten answers race for.
+        let contested = UUID()
+        _ = try await handler.handle(.sendWalk(walkID: contested, from: users[0], to: users[1], message: "Now?",
+                                               latitude: 1, longitude: 2, placeName: nil), metadata: as_(users[0]))
+        let before = try await wholeLog(pool).count
+
+        enum Step: Sendable { case walk(UUID, from: UUID, to: UUID, mates: Bool), answer(Int) }
+        var steps: [Step] = []
+        for index in 0..<40 {
+            // Half to a mate (committed), half to a stranger (refused: not_mates).
+            let (from, to, mates) = index % 2 == 0 ? (users[index % 4], users[index % 4 ^ 1], true)
+                                                   : (users[4 + index % 4], users[4 + (index % 4 ^ 1)], false)
+            steps.append(.walk(UUID(), from: from, to: to, mates: mates))
+        }
+        steps += (0..<10).map { Step.answer($0) }
+        steps.shuffle()
+
+        let results = try await withThrowingTaskGroup(of: (Step, String).self) { group in
+            for step in steps {
+                group.addTask {
+                    do {
+                        switch step {
+                        case .walk(let id, let from, let to, _):
+                            _ = try await handler.handle(.sendWalk(walkID: id, from: from, to: to, message: "Walk?",
+                                                                   latitude: 10, longitude: 20, placeName: nil), metadata: as_(from))
+                        case .answer(let index):
+                            _ = try await handler.handle(.respondWalk(walkID: contested, by: users[1], answer: index % 2 == 0 ? .accept : .decline),
+                                                         metadata: as_(users[1]))
+                        }
+                        return (step, "ok")
+                    } catch let error as CommandError {
+                        return (step, error.code)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+
+        // Every walk to a mate committed; every walk to a stranger was refused and left no stream.
+        var committed: Set<UUID> = [], refused: Set<UUID> = []
+        var answers: [(answer: WalkAnswer, outcome: String)] = []
+        for (step, outcome) in results {
+            switch step {
+            case .walk(let id, _, _, let mates):
+                XCTAssertEqual(outcome, mates ? "ok" : "not_mates")
+                if mates { committed.insert(id) } else { refused.insert(id) }
+            case .answer(let index): answers.append((index % 2 == 0 ? .accept : .decline, outcome))
+            }
+        }
+        XCTAssertEqual(committed.count, 20)
+        // One answer wins; the same answer again is a no-op, the other one is refused.
+        let winner = try await handler.states(of: [.walk(contested)])[.walk(contested)]?.walk?.answer
+        XCTAssertNotNil(winner)
+        for (answer, outcome) in answers { XCTAssertEqual(outcome, answer == winner ? "ok" : "already_answered") }
+
+        let log = try await wholeLog(pool)
+        let new = Array(log.dropFirst(before))
+        XCTAssertEqual(new.count, 21, "20 walks and one answer, nothing else")
+        let walkStreams = Set(new.map(\.recorded.stream))
+        XCTAssertEqual(walkStreams, Set(committed.map { StreamName.walk($0).rawValue } + [StreamName.walk(contested).rawValue]))
+        XCTAssertTrue(walkStreams.isDisjoint(with: refused.map { StreamName.walk($0).rawValue }))
+
+        // Group commit happened: the committed commands share fewer transactions than there are commands.
+        let transactions = Set(new.map(\.recorded.position.transactionID))
+        XCTAssertLessThan(transactions.count, new.count, "no two commands shared a transaction")
+    }
+
+    /// At the log's level: appends in one batch that expect the same stream version, so only
+    /// the first can hold; the others fail with a conflict and none of their events is written.
+    func testConflictingAppendsInOneBatchLeaveOnlyTheWinner() async throws {
+        let (handler, pool) = try makeHandler("group-commit-log", pool: 8)
+        defer { Task { await pool.close() } }
+        let log = handler.log
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    // Even: all on "contested" at version 0; odd: each on a stream of its own.
+                    let stream = index % 2 == 0 ? "contested" : "own-\(index)"
+                    do {
+                        _ = try await log.append(commandID: UUID(), expectations: [stream: .noStream],
+                                                 events: [NewEvent(stream: stream, type: "thing_happened", data: Data(#"{"n":\#(index)}"#.utf8)),
+                                                          NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))])
+                        return (index, true)
+                    } catch EventLogError.versionConflict(let conflicted, _) {
+                        XCTAssertEqual(conflicted, "contested")
+                        return (index, false)
+                    }
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        XCTAssertTrue(outcomes.filter { $0.key % 2 == 1 }.allSatisfy(\.value), "every append on its own stream commits")
+        let winners = outcomes.filter { $0.key % 2 == 0 && $0.value }.map(\.key)
+        XCTAssertEqual(winners.count, 1)
+        let contested = try await log.readStream("contested")
+        XCTAssertEqual(contested.map(\.version), [1, 2], "the winner's two events, nobody else's")
+        XCTAssertEqual(String(decoding: contested[0].data, as: UTF8.self).replacingOccurrences(of: " ", with: ""), #"{"n":\#(winners[0])}"#)
+        let all = try await wholeLog(pool: pool)
+        XCTAssertEqual(all.count, 62)
+        XCTAssertLessThan(Set(all.map(\.position.transactionID)).count, 31, "no two appends shared a transaction")
+    }
+}
+
+/// Every recorded event, in feed order (without decoding: these are not domain events).
+private func wholeLog(pool: ConnectionPool) async throws -> [RecordedEvent] {
+    try await pool.withConnection { connection in try EventLog.readFeed(on: connection, after: .start, limit: 10_000).events }
+}
