@@ -50,7 +50,7 @@ public struct CommandHandler: Sendable {
 
     /// RequestMate with the drop token the addressee's phone handed over: the token is checked,
     /// locked and spent in the same transaction as the request's events.
-    public func requestMate(requestID: UUID = UUID(), from: UUID, to: UUID, dropToken: String,
+    public func requestMate(requestID: UUID = .random(), from: UUID, to: UUID, dropToken: String,
                             metadata: CommandMetadata) async throws -> CommandOutcome {
         let hash = DropTokens.hash(dropToken)
         return try await attempt(metadata: metadata, inSameTransaction: nil) { connection in

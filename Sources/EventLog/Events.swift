@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// How far a stream must be for an append to go ahead.
 public enum ExpectedVersion: Sendable, Hashable {
@@ -32,9 +33,9 @@ public struct NewEvent: Sendable, Hashable {
     /// JSON object: command id, correlation id, causation id, actor, schema version.
     public var metadata: Data
 
-    public init(stream: String, id: UUID = UUID(), type: String, data: Data, metadata: Data = Data("{}".utf8)) {
+    public init(stream: String, id: UUID? = nil, type: String, data: Data, metadata: Data = Data("{}".utf8)) {
         self.stream = stream
-        self.id = id
+        self.id = id ?? .random()
         self.type = type
         self.data = data
         self.metadata = metadata

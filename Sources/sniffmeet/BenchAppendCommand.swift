@@ -59,7 +59,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
                     let batch = (0..<eventCount).map { _ in NewEvent(stream: stream, type: "walk_requested", data: payload, metadata: metadata) }
                     while true {
                         do {
-                            _ = try await log.append(commandID: UUID(), expectations: [stream: .any], events: batch)
+                            _ = try await log.append(commandID: .random(), expectations: [stream: .any], events: batch)
                             return
                         } catch EventLogError.versionConflict { continue }
                     }
@@ -74,7 +74,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 let insertStatement: @Sendable () async throws -> Void = {
                     let stream = "bench-\(Int.random(in: 0..<streamCount))"
                     let parameters: [any PostgresEncodable] = (0..<eventCount).flatMap { _ -> [any PostgresEncodable] in
-                        [stream, UUID(), JSONB(payload), JSONB(metadata)]
+                        [stream, UUID.random(), JSONB(payload), JSONB(metadata)]
                     }
                     try await pool.withConnection { connection in
                         _ = try connection.execute(insert, parameters, prepared: true)
