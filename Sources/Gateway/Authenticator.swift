@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 
 /// Reads `Authorization: Bearer <token>` and finds the caller; anything else is `401 unauthorized`.
+/// `AuthenticationMiddleware` applies it to every signed-in route.
 struct Authenticator: Sendable {
     let tokens: TokenStore
     let limiter: RateLimiter

@@ -7,18 +7,25 @@ struct BodyReader: Sendable {
     let limit: Int
 
     /// The raw body; `413 body_too_large` past the limit (checked on Content-Length first,
-    /// so an honest oversized upload is refused without reading it).
-    func bytes(_ request: Request) async throws -> Data {
+    /// so an honest oversized upload is refused without reading it). Afterwards `request`
+    /// holds the body as one buffer, so reading it again (the route after
+    /// `IdempotencyMiddleware`) costs nothing.
+    func bytes(_ request: inout Request) async throws -> Data {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw APIError.bodyTooLarge(limit: limit)
         }
-        var request = request
         do {
             let buffer = try await request.collectBody(upTo: limit)
             return Data(buffer.readableBytesView)
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw APIError.bodyTooLarge(limit: limit)
         }
+    }
+
+    /// The body decoded as `T`.
+    func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        var request = request
+        return try Self.decode(T.self, from: try await bytes(&request))
     }
 
     /// Decodes `data` as `T`.

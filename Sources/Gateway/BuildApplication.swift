@@ -9,22 +9,33 @@ import ServiceLifecycle
 
 /// The router with every route of API.md and the middleware chain:
 /// request id + log → metrics → JSON errors → rate limits → timeout → route.
+///
+/// Routes sit in groups by what must happen before them: public ones (operations, sign-up)
+/// none; signed-in ones `AuthenticationMiddleware`; commands also `IdempotencyMiddleware`.
 public func buildRouter(_ services: GatewayServices, handler: CommandHandler) -> Router<GatewayRequestContext> {
-    let runner = CommandRunner(services: services, handler: handler)
+    let configuration = services.configuration
+    let runner = CommandRunner(handler: handler, gate: services.gate, log: services.log, metrics: services.metrics)
     let router = Router(context: GatewayRequestContext.self)
     let allowedMethods = AllowedMethods()
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: services.metrics))
-    router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods, maxBodyBytes: services.configuration.maxBodyBytes,
+    router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods, maxBodyBytes: configuration.maxBodyBytes,
                                            translate: { _ in nil }))
-    router.add(middleware: RateLimitMiddleware(services: services))
-    router.add(middleware: TimeoutMiddleware(timeout: services.configuration.requestTimeout,
+    router.add(middleware: RateLimitMiddleware(limiter: services.limiter, trustForwardedFor: configuration.trustForwardedFor))
+    router.add(middleware: TimeoutMiddleware(timeout: configuration.requestTimeout,
                                              exempt: ["/v1/me/notifications/stream"]))
+    let signUp = router.group()
+        .add(middleware: SignUpBudgetMiddleware(limiter: services.limiter, trustForwardedFor: configuration.trustForwardedFor))
+        .add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body, handsOutToken: true))
+    let signedIn = router.group()
+        .add(middleware: AuthenticationMiddleware(authenticator: services.authenticator, trustForwardedFor: configuration.trustForwardedFor))
+    let commands = signedIn.group().add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body))
+
     OperationsController(services: services).addRoutes(to: router)
-    UsersController(services: services, runner: runner).addRoutes(to: router)
-    MatesController(services: services, runner: runner).addRoutes(to: router)
-    WalksController(services: services, runner: runner).addRoutes(to: router)
-    NotificationsController(services: services, runner: runner).addRoutes(to: router)
+    UsersController(services: services, runner: runner).addRoutes(signUp: signUp, queries: signedIn, commands: commands)
+    MatesController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
+    WalksController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
+    NotificationsController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     allowedMethods.load(from: router)
     return router
 }

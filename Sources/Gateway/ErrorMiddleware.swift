@@ -36,6 +36,8 @@ struct ErrorMiddleware: RouterMiddleware {
         switch error {
         case let error as APIError:
             return error
+        case let refusal as CommandRefusal:
+            return refusal.error
         case let error as DomainError:
             return error.apiError
         case let error as CommandError:
@@ -67,6 +69,7 @@ struct ErrorMiddleware: RouterMiddleware {
     static func logSummary(_ error: any Error) -> String {
         switch error {
         case let error as APIError: error.code
+        case let refusal as CommandRefusal: refusal.error.code
         case let error as DomainError: error.apiError.code
         default: PostgresError.logSummary(of: error)
         }

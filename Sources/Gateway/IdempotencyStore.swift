@@ -9,7 +9,7 @@ import Postgres
 /// Answers can carry secrets (a drop token), so nothing in the table is readable without the
 /// server's key: the key column is an HMAC of (caller, key) under a key derived from the server
 /// secret, and the body is sealed with AES-GCM under another derived key, bound to its row.
-/// Answers that hand out a bearer token are never stored at all (see `CommandRunner`): their
+/// Answers that hand out a bearer token are never stored at all (see `IdempotencyMiddleware`): their
 /// repeat is `409 already_registered`.
 ///
 /// A stored answer is only a shortcut: the command id given to the command handler is derived

@@ -16,113 +16,100 @@ struct MatesController {
         }
     }
 
-    func addRoutes(to router: Router<GatewayRequestContext>) {
-        router.post("/v1/mate-requests", use: requestMate)
-        router.post("/v1/mate-requests/{id}/accept") { request, context in
-            try await answer(request, context) { id, pair, user in .acceptMate(requestID: id, pair: pair, by: user) }
+    /// `queries` are signed-in routes; `commands` are signed-in and idempotent.
+    func addRoutes(queries: RouterGroup<GatewayRequestContext>, commands: RouterGroup<GatewayRequestContext>) {
+        commands.post("/v1/mate-requests", use: requestMate)
+        commands.post("/v1/mate-requests/{id}/accept") { request, context in
+            try await answer(context) { id, pair, user in .acceptMate(requestID: id, pair: pair, by: user) }
         }
-        router.post("/v1/mate-requests/{id}/decline") { request, context in
-            try await answer(request, context) { id, pair, user in .declineMate(requestID: id, pair: pair, by: user) }
+        commands.post("/v1/mate-requests/{id}/decline") { request, context in
+            try await answer(context) { id, pair, user in .declineMate(requestID: id, pair: pair, by: user) }
         }
-        router.delete("/v1/mate-requests/{id}") { request, context in
-            try await answer(request, context) { id, pair, user in .cancelMateRequest(requestID: id, pair: pair, by: user) }
+        commands.delete("/v1/mate-requests/{id}") { request, context in
+            try await answer(context) { id, pair, user in .cancelMateRequest(requestID: id, pair: pair, by: user) }
         }
-        router.get("/v1/me/mate-requests", use: requests)
-        router.get("/v1/me/mates", use: mates)
-        router.delete("/v1/me/mates/{user_id}", use: unpair)
+        queries.get("/v1/me/mate-requests", use: requests)
+        queries.get("/v1/me/mates", use: mates)
+        commands.delete("/v1/me/mates/{user_id}", use: unpair)
     }
 
     /// `POST /v1/mate-requests`: `201` pending, or `200` accepted when `to` had asked me first.
-    @Sendable func requestMate(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
-        let raw = try await services.body.bytes(request)
-        let body = try BodyReader.decode(MateRequestBody.self, from: raw)
+    @Sendable func requestMate(_ request: Request, context: GatewayRequestContext) async throws -> Answer<MateRequestJSON> {
+        let user = try context.user
+        let body = try await services.body.decode(MateRequestBody.self, from: request)
         let to = try body.addressee()
         // Drop tokens are base64url text; anything else is malformed (a well-formed token that
         // was never handed out is `403 invalid_drop_token`, decided with the request).
         guard (1...200).contains(body.dropToken.utf8.count), body.dropToken.utf8.allSatisfy(Self.isBase64URL) else {
             throw APIError.validation("drop_token", "drop_token is not a drop token")
         }
-        let runner = self.runner, services = self.services
-        return try await runner.run(request, scope: user, body: raw) { metadata in
-            let outcome = try await services.gate.admitted {
-                try await runner.handler.requestMate(from: user, to: to, dropToken: body.dropToken, metadata: metadata)
+        let outcome = try await runner.requestMate(from: user, to: to, dropToken: body.dropToken, try context.command)
+        guard let state = outcome.states[.mates(MatePair(user, to))]?.mates else { throw CommandRefusal(.notFound) }
+        // The request shown: the one this command created or accepted, else (a repeat) the pending one.
+        let shownID: UUID? = outcome.events.lazy.compactMap { item -> UUID? in
+            switch item.event {
+            case .mateRequested(let e): e.requestID
+            case .mateAccepted(let e): e.requestID
+            default: nil
             }
-            runner.record("RequestMate", outcome)
-            let pair = MatePair(user, to)
-            guard let state = outcome.states[.mates(pair)]?.mates else { throw APIError.notFound }
-            // The request shown: the one this command created or accepted, else (a repeat) the pending one.
-            let shownID: UUID? = outcome.events.lazy.compactMap { item -> UUID? in
-                switch item.event {
-                case .mateRequested(let e): e.requestID
-                case .mateAccepted(let e): e.requestID
-                default: nil
-                }
-            }.first ?? state.pendingRequestID
-            guard let id = shownID, let shown = state.requests[id] else { throw APIError.notFound }
-            let json = try await requestJSON(shown)
-            return .init(status: shown.status == .pending ? .created : .ok, body: try ResponseEncoder().encode(json),
-                         logPosition: try await runner.position(of: outcome))
-        }
+        }.first ?? state.pendingRequestID
+        guard let id = shownID, let shown = state.requests[id] else { throw CommandRefusal(.notFound) }
+        return Answer(try await requestJSON(shown, known: outcome.states), status: shown.status == .pending ? .created : .ok,
+                      logPosition: try await runner.position(of: outcome))
     }
 
     /// Accept, decline or cancel the request `{id}`: the pair is found in the log; the domain
     /// decides whether the caller may (`not_addressee`, `not_requester`, `not_pending`).
-    func answer(_ request: Request, _ context: GatewayRequestContext,
-                _ command: @escaping @Sendable (UUID, MatePair, UUID) -> Command) async throws -> Response {
-        let user = try await services.user(request, context)
-        let id = try GatewayServices.uuidParameter(context, "id")
-        let raw = request.method == .post ? try await services.body.bytes(request) : Data()
-        let runner = self.runner, services = self.services
-        return try await runner.run(request, scope: user, body: raw) { metadata in
-            guard let pair = try await services.gate.admitted({ try await runner.handler.pairOfRequest(id) }) else {
-                throw APIError.notFound
-            }
-            let outcome = try await runner.handle(command(id, pair, user), metadata)
-            guard let shown = outcome.states[.mates(pair)]?.mates?.requests[id] else { throw APIError.notFound }
-            let json = try await requestJSON(shown)
-            return .init(status: .ok, body: try ResponseEncoder().encode(json), logPosition: try await runner.position(of: outcome))
+    func answer(_ context: GatewayRequestContext,
+                _ command: (UUID, MatePair, UUID) -> Command) async throws -> Answer<MateRequestJSON> {
+        let user = try context.user
+        let id = try context.uuidParameter("id")
+        let handler = runner.handler
+        guard let pair = try await services.gate.admitted({ try await handler.pairOfRequest(id) }) else {
+            throw CommandRefusal(.notFound)
         }
+        let outcome = try await runner.run(command(id, pair, user), try context.command)
+        guard let shown = outcome.states[.mates(pair)]?.mates?.requests[id] else { throw CommandRefusal(.notFound) }
+        return Answer(try await requestJSON(shown, known: outcome.states), logPosition: try await runner.position(of: outcome))
     }
 
-    func requestJSON(_ request: MatesState.Request) async throws -> MateRequestJSON {
-        let cards = try await runner.cards([request.from, request.to])
+    func requestJSON(_ request: MatesState.Request, known: [StreamName: StreamState]) async throws -> MateRequestJSON {
+        let cards = try await runner.cards([request.from, request.to], known: known)
         return MateRequestJSON(requestID: request.requestID, from: cards[request.from]!, to: cards[request.to]!,
                                status: request.status.rawValue, createdAt: request.createdAt, updatedAt: request.updatedAt)
     }
 
+    /// Unpairing someone who is not my mate is `404 not_mates` (a missing pair), not the
+    /// domain's `409`.
+    static let notMates = APIError(.notFound, "not_mates", DomainError.notMates.message)
+
     /// `DELETE /v1/me/mates/{user_id}`: `204`, or `404 not_mates`.
-    @Sendable func unpair(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
-        guard let mate = context.parameters.get("user_id").flatMap(UUID.init(uuidString:)) else {
-            throw APIError(.notFound, "not_mates", DomainError.notMates.message)
-        }
-        let runner = self.runner
-        return try await runner.run(request, scope: user, body: Data()) { metadata in
-            do {
-                let outcome = try await runner.handle(.unpair(by: user, mate: mate), metadata)
-                return .init(status: .noContent, body: nil, logPosition: try await runner.position(of: outcome))
-            } catch CommandError.domain(.notMates) {
-                throw APIError(.notFound, "not_mates", DomainError.notMates.message)
-            }
+    @Sendable func unpair(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
+        let user = try context.user
+        guard let mate = context.parameters.get("user_id").flatMap(UUID.init(uuidString:)) else { throw Self.notMates }
+        do {
+            let outcome = try await runner.run(.unpair(by: user, mate: mate), try context.command)
+            return NoContent(logPosition: try await runner.position(of: outcome))
+        } catch let refusal as CommandRefusal where refusal.error == DomainError.notMates.apiError {
+            throw CommandRefusal(Self.notMates)
         }
     }
 
     /// `GET /v1/me/mate-requests?direction=&status=`.
-    @Sendable func requests(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
-        let direction = try GatewayServices.queryValue(request, "direction", allowed: ["incoming", "outgoing"]).flatMap(Direction.init)
-        let status = try GatewayServices.queryValue(request, "status", allowed: ["pending", "accepted", "declined", "cancelled"])
+    @Sendable func requests(_ request: Request, context: GatewayRequestContext) async throws -> Answer<PageJSON<MateRequestJSON>> {
+        let user = try context.user
+        let direction = try request.queryValue("direction", allowed: ["incoming", "outgoing"]).flatMap(Direction.init)
+        let status = try request.queryValue("status", allowed: ["pending", "accepted", "declined", "cancelled"])
         let page = try PageRequest(request)
-        try await services.awaitMinLogPosition(request, projectors: ["mate_requests", "profiles"])
-        return try GatewayServices.json(try await services.readModels.mateRequests(of: user, direction: direction, status: status, page: page))
+        try await services.progress.awaitMinLogPosition(of: request, projectors: ["mate_requests", "profiles"])
+        return Answer(try await services.readModels.mateRequests(of: user, direction: direction, status: status, page: page))
     }
 
     /// `GET /v1/me/mates`.
-    @Sendable func mates(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
+    @Sendable func mates(_ request: Request, context: GatewayRequestContext) async throws -> Answer<PageJSON<MateJSON>> {
+        let user = try context.user
         let page = try PageRequest(request)
-        try await services.awaitMinLogPosition(request, projectors: ["mates", "profiles"])
-        return try GatewayServices.json(try await services.readModels.mates(of: user, page: page))
+        try await services.progress.awaitMinLogPosition(of: request, projectors: ["mates", "profiles"])
+        return Answer(try await services.readModels.mates(of: user, page: page))
     }
 }

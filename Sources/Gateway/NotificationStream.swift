@@ -17,7 +17,7 @@ struct NotificationStream: Sendable {
     let feed: NotificationFeed
 
     @Sendable func stream(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
+        let user = try context.user
         let start: LogPosition
         if let lastID = request.headers[.lastEventID] {
             guard let position = LogPosition(lastID.trimmingCharacters(in: .whitespaces)) else {

@@ -10,19 +10,15 @@ struct OperationsController {
     let services: GatewayServices
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
-        router.get("/healthz") { _, _ in try GatewayServices.json(["status": "ok"]) }
+        router.get("/healthz") { _, _ in Answer(StatusJSON(status: "ok")) }
         router.get("/readyz", use: ready)
         router.get("/metrics", use: metrics)
-        router.get("/openapi.json") { _, _ in
-            var headers = HTTPFields()
-            headers[.contentType] = "application/json; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try OpenAPIDocument.data())))
-        }
+        router.get("/openapi.json") { _, _ in Response.json(try OpenAPIDocument.data()) }
         router.get("/v1/admin/projections", use: projections)
     }
 
     /// 200 once the database answers and every migration is applied, else 503.
-    @Sendable func ready(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+    @Sendable func ready(_ request: Request, context: GatewayRequestContext) async throws -> Answer<StatusJSON> {
         do {
             let migrator = try services.migrator.get()
             let current = try await services.gate.withConnection(services.pool) { try migrator.isCurrent(connection: $0) }
@@ -30,7 +26,7 @@ struct OperationsController {
                 throw APIError(.serviceUnavailable, "schema_not_current", "The database schema is not migrated to this version.",
                                headers: ["Retry-After": "5"])
             }
-            return try GatewayServices.json(["status": "ready"])
+            return Answer(StatusJSON(status: "ready"))
         } catch let error as APIError {
             throw error
         } catch {
@@ -53,22 +49,31 @@ struct OperationsController {
     }
 
     /// Each projector's checkpoint, lag and state; bearer `SNIFFMEET_ADMIN_TOKEN`.
-    @Sendable func projections(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+    @Sendable func projections(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ProjectionsJSON> {
         guard let expected = services.configuration.adminToken, let offered = Authenticator.bearerToken(request),
               TokenStore.constantTimeEqual(Array(TokenStore.hash(offered).utf8), Array(TokenStore.hash(expected).utf8))
         else {
-            try services.limiter.spend(.ip(services.clientAddress(request, context)))
+            try services.limiter.spend(.ip(request.clientAddress(context, trustForwardedFor: services.configuration.trustForwardedFor)))
             throw APIError.unauthorized
         }
         let statuses = try await services.progress.status()
         let head = try await services.gate.admitted { try await services.log.head() }
-        return try GatewayServices.json(ProjectionsJSON(head: head.description, projectors: statuses.map(ProjectionsJSON.Projector.init)))
+        return Answer(ProjectionsJSON(head: head.description, projectors: statuses.map(ProjectionsJSON.Projector.init)))
+    }
+}
+
+/// The answer of `/healthz` and `/readyz`.
+struct StatusJSON: JSONObjectWritable {
+    var status: String
+
+    func writeMembers(_ object: inout JSONObjectWriter) {
+        object.string("status", status)
     }
 }
 
 /// The answer of `/v1/admin/projections`.
-struct ProjectionsJSON: Encodable {
-    struct Projector: Encodable {
+struct ProjectionsJSON: JSONObjectWritable {
+    struct Projector: JSONObjectWritable {
         var name: String
         var checkpoint: String
         var lagEvents: Int
@@ -85,20 +90,20 @@ struct ProjectionsJSON: Encodable {
             updatedAt = status.updatedAt.map { Domain.Timestamp.string(from: $0) }
         }
 
-        enum CodingKeys: String, CodingKey {
-            case name, checkpoint, lagEvents = "lag_events", lagSeconds = "lag_seconds", state, updatedAt = "updated_at"
-        }
-
-        func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(name, forKey: .name)
-            try c.encode(checkpoint, forKey: .checkpoint)
-            try c.encode(lagEvents, forKey: .lagEvents)
-            try c.encode(lagSeconds, forKey: .lagSeconds)
-            try c.encode(state, forKey: .state)
-            try c.encode(updatedAt, forKey: .updatedAt)
+        func writeMembers(_ object: inout JSONObjectWriter) throws {
+            object.string("name", name)
+            object.string("checkpoint", checkpoint)
+            object.int("lag_events", lagEvents)
+            try object.number("lag_seconds", lagSeconds)
+            object.string("state", state)
+            object.string("updated_at", updatedAt)
         }
     }
     var head: String
     var projectors: [Projector]
+
+    func writeMembers(_ object: inout JSONObjectWriter) throws {
+        object.string("head", head)
+        try object.objects("projectors", projectors)
+    }
 }

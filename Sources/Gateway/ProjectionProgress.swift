@@ -19,12 +19,16 @@ public struct ProjectionProgress: Sendable {
     let waiter: Waiter?
     /// How often a waiting query looks at the checkpoints again (without a waiter).
     let pollInterval: Duration
+    /// How long a query waits for its `Min-Log-Position` before `503 not_caught_up`.
+    let readYourWritesTimeout: Duration
 
-    public init(pool: ConnectionPool, gate: DatabaseGate, waiter: Waiter? = nil, pollInterval: Duration = .milliseconds(10)) {
+    public init(pool: ConnectionPool, gate: DatabaseGate, waiter: Waiter? = nil, pollInterval: Duration = .milliseconds(10),
+                readYourWritesTimeout: Duration = .seconds(3)) {
         self.pool = pool
         self.gate = gate
         self.waiter = waiter
         self.pollInterval = pollInterval
+        self.readYourWritesTimeout = readYourWritesTimeout
     }
 
     /// Returns once every projector in `projectors` has applied `position`; throws

@@ -8,95 +8,80 @@ struct UsersController {
     let services: GatewayServices
     let runner: CommandRunner
 
-    func addRoutes(to router: Router<GatewayRequestContext>) {
-        router.post("/v1/users", use: signUp)
-        router.get("/v1/me", use: me)
-        router.patch("/v1/me", use: update)
-        router.put("/v1/me/device-token", use: deviceToken)
-        router.post("/v1/me/drop-tokens", use: dropToken)
-        router.get("/v1/users/{id}", use: card)
+    /// `signUp` is the one public command route; `queries` are signed-in routes; `commands`
+    /// are signed-in and idempotent.
+    func addRoutes(signUp: RouterGroup<GatewayRequestContext>, queries: RouterGroup<GatewayRequestContext>,
+                   commands: RouterGroup<GatewayRequestContext>) {
+        signUp.post("/v1/users", use: self.signUp)
+        queries.get("/v1/me", use: me)
+        commands.patch("/v1/me", use: update)
+        commands.put("/v1/me/device-token", use: deviceToken)
+        commands.post("/v1/me/drop-tokens", use: dropToken)
+        queries.get("/v1/users/{id}", use: card)
     }
 
     /// `POST /v1/users`: registers the user and stores their token in the same transaction.
-    @Sendable func signUp(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        // Sign-ups have a budget of their own per address, beyond that of anonymous requests.
-        try services.limiter.spend(.signUp(services.clientAddress(request, context)))
-        let raw = try await services.body.bytes(request)
-        let profile = try BodyReader.decode(SignUpBody.self, from: raw).profile()
-        let runner = self.runner
-        return try await runner.run(request, scope: IdempotencyStore.anonymous, body: raw, handsOutToken: true) { metadata in
-            let userID = UUID()
-            let token = SecretToken.generate()
-            let outcome = try await runner.handle(.registerUser(userID: userID, profile: profile), metadata) { connection in
-                try TokenStore.store(token, for: userID, on: connection)
-            }
-            // A replayed sign-up (same key, its stored answer lost in a crash) cannot hand out the
-            // token again: it was only ever shown once.
-            guard !outcome.replayed, let state = outcome.states[.user(userID)]?.user, let stored = state.profile,
-                  let registeredAt = state.registeredAt else {
-                throw APIError.alreadyRegistered
-            }
-            let json = SignedUpJSON(userID: userID, token: token,
-                                    profile: ProfileJSON(card: CardJSON(userID: userID, profile: stored), createdAt: registeredAt))
-            return .init(status: .created, body: try ResponseEncoder().encode(json), logPosition: try await runner.position(of: outcome))
+    @Sendable func signUp(_ request: Request, context: GatewayRequestContext) async throws -> Answer<SignedUpJSON> {
+        let profile = try await services.body.decode(SignUpBody.self, from: request).profile()
+        let userID = UUID()
+        let token = SecretToken.generate()
+        let outcome = try await runner.run(.registerUser(userID: userID, profile: profile), try context.command) { connection in
+            try TokenStore.store(token, for: userID, on: connection)
         }
+        // A replayed sign-up (same key, its stored answer lost in a crash) cannot hand out the
+        // token again: it was only ever shown once.
+        guard !outcome.replayed, let state = outcome.states[.user(userID)]?.user, let stored = state.profile,
+              let registeredAt = state.registeredAt else {
+            throw CommandRefusal(.alreadyRegistered)
+        }
+        let json = SignedUpJSON(userID: userID, token: token,
+                                profile: ProfileJSON(card: CardJSON(userID: userID, profile: stored), createdAt: registeredAt))
+        return Answer(json, status: .created, logPosition: try await runner.position(of: outcome))
     }
 
     /// `GET /v1/me`.
-    @Sendable func me(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
-        try await services.awaitMinLogPosition(request, projectors: ["profiles"])
+    @Sendable func me(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ProfileJSON> {
+        let user = try context.user
+        try await services.progress.awaitMinLogPosition(of: request, projectors: ["profiles"])
         guard let profile = try await services.readModels.profile(of: user) else { throw APIError.notFound }
-        return try GatewayServices.json(profile)
+        return Answer(profile)
     }
 
     /// `PATCH /v1/me`.
-    @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
-        let raw = try await services.body.bytes(request)
-        let changes = try BodyReader.decode(ProfileChangesBody.self, from: raw).changes
-        let runner = self.runner
-        return try await runner.run(request, scope: user, body: raw) { metadata in
-            let outcome = try await runner.handle(.updateProfile(userID: user, changes: changes), metadata)
-            guard let state = outcome.states[.user(user)]?.user, let profile = state.profile, let registeredAt = state.registeredAt
-            else { throw APIError.notFound }
-            let json = ProfileJSON(card: CardJSON(userID: user, profile: profile), createdAt: registeredAt)
-            return .init(status: .ok, body: try ResponseEncoder().encode(json), logPosition: try await runner.position(of: outcome))
-        }
+    @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ProfileJSON> {
+        let user = try context.user
+        let changes = try await services.body.decode(ProfileChangesBody.self, from: request).changes
+        let outcome = try await runner.run(.updateProfile(userID: user, changes: changes), try context.command)
+        guard let state = outcome.states[.user(user)]?.user, let profile = state.profile, let registeredAt = state.registeredAt
+        else { throw CommandRefusal(.notFound) }
+        let json = ProfileJSON(card: CardJSON(userID: user, profile: profile), createdAt: registeredAt)
+        return Answer(json, logPosition: try await runner.position(of: outcome))
     }
 
     /// `PUT /v1/me/device-token`.
-    @Sendable func deviceToken(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
-        let raw = try await services.body.bytes(request)
-        let body = try BodyReader.decode(DeviceTokenBody.self, from: raw)
-        let runner = self.runner
-        return try await runner.run(request, scope: user, body: raw) { metadata in
-            let outcome = try await runner.handle(.setDeviceToken(userID: user, token: body.deviceToken), metadata)
-            return .init(status: .noContent, body: nil, logPosition: try await runner.position(of: outcome))
-        }
+    @Sendable func deviceToken(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
+        let user = try context.user
+        let body = try await services.body.decode(DeviceTokenBody.self, from: request)
+        let outcome = try await runner.run(.setDeviceToken(userID: user, token: body.deviceToken), try context.command)
+        return NoContent(logPosition: try await runner.position(of: outcome))
     }
 
     /// `POST /v1/me/drop-tokens`: a token to put on my profile card (5 minutes, single use).
     /// Drop tokens live outside the log, so the answer has no `Log-Position`.
-    @Sendable func dropToken(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
-        let raw = try await services.body.bytes(request)
-        let runner = self.runner, services = self.services
-        return try await runner.run(request, scope: user, body: raw) { _ in
-            let issued = try await services.gate.admitted { try await runner.handler.issueDropToken(for: user) }
-            let json = ["drop_token": issued.token, "expires_at": Timestamp.string(from: issued.expiresAt)]
-            return .init(status: .created, body: try ResponseEncoder().encode(json), logPosition: nil)
-        }
+    @Sendable func dropToken(_ request: Request, context: GatewayRequestContext) async throws -> Answer<DropTokenJSON> {
+        let user = try context.user
+        let handler = runner.handler
+        let issued = try await services.gate.admitted { try await handler.issueDropToken(for: user) }
+        return Answer(DropTokenJSON(token: issued.token, expiresAt: issued.expiresAt), status: .created)
     }
 
     /// `GET /v1/users/{id}`: the card of a mate or of someone with a request or walk between us.
-    @Sendable func card(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let user = try await services.user(request, context)
-        let other = try GatewayServices.uuidParameter(context, "id")
-        try await services.awaitMinLogPosition(request, projectors: ["profiles", "mates", "mate_requests", "walks"])
+    @Sendable func card(_ request: Request, context: GatewayRequestContext) async throws -> Answer<CardJSON> {
+        let user = try context.user
+        let other = try context.uuidParameter("id")
+        try await services.progress.awaitMinLogPosition(of: request, projectors: ["profiles", "mates", "mate_requests", "walks"])
         guard let card = try await services.readModels.card(of: other, seenBy: user) else { throw APIError.notFound }
-        return try GatewayServices.json(card)
+        return Answer(card)
     }
 }
 
@@ -110,5 +95,16 @@ struct SignedUpJSON: JSONObjectWritable {
         object.id("user_id", userID)
         object.string("token", token)
         try object.object("profile", profile)
+    }
+}
+
+/// The answer of `POST /v1/me/drop-tokens`.
+struct DropTokenJSON: JSONObjectWritable {
+    var token: String
+    var expiresAt: Date
+
+    func writeMembers(_ object: inout JSONObjectWriter) throws {
+        object.string("drop_token", token)
+        object.string("expires_at", Timestamp.string(from: expiresAt))
     }
 }

@@ -88,6 +88,58 @@ final class IdempotencyTests: XCTestCase {
         }
     }
 
+    /// A repeat is answered from the store and never reaches the route: issuing a drop token
+    /// writes a row outside the log, so a second run would show as a second row.
+    func testStoredAnswerReplaysWithoutRunningTheRouteAgain() async throws {
+        try await GatewayFixture("idemroute").run { client in
+            let a = try await client.signUp("once"), b = try await client.signUp("twice")
+            try await client.makeMates(a, b)
+            let dropTokens = try client.sql("SELECT count(*) FROM drop_tokens")[0][0].flatMap(Int.init)!
+            let first = try await client.send(.post, "/v1/me/drop-tokens", token: a.token, headers: ["Idempotency-Key": "d1"])
+            XCTAssertEqual(first.status, 201, first.text)
+            let again = try await client.send(.post, "/v1/me/drop-tokens", token: a.token, headers: ["Idempotency-Key": "d1"])
+            XCTAssertEqual(again.text, first.text)
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM drop_tokens")[0][0].flatMap(Int.init)!, dropTokens + 1)
+
+            // A command's answer: the same bytes and headers, and no event or stored answer more.
+            let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b),
+                                             headers: ["Idempotency-Key": "w1"])
+            XCTAssertEqual(walk.status, 201, walk.text)
+            let events = try client.sql("SELECT count(*) FROM events")[0][0]
+            let stored = try client.sql("SELECT count(*) FROM idempotency_keys")[0][0]
+            let replay = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b),
+                                               headers: ["Idempotency-Key": "w1"])
+            XCTAssertEqual(replay.status, 201)
+            XCTAssertEqual(replay.body, walk.body)
+            XCTAssertEqual(replay.header("Content-Type"), "application/json; charset=utf-8")
+            XCTAssertEqual(replay.header("Log-Position"), walk.header("Log-Position"))
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM events")[0][0], events)
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM idempotency_keys")[0][0], stored)
+
+            // 204 answers replay as 204 with their Log-Position.
+            let unpaired = try await client.send(.delete, "/v1/me/mates/\(b.id)", token: a.token, headers: ["Idempotency-Key": "u1"])
+            XCTAssertEqual(unpaired.status, 204, unpaired.text)
+            let unpairedAgain = try await client.send(.delete, "/v1/me/mates/\(b.id)", token: a.token, headers: ["Idempotency-Key": "u1"])
+            XCTAssertEqual(unpairedAgain.status, 204, unpairedAgain.text)
+            XCTAssertEqual(unpairedAgain.header("Log-Position"), unpaired.header("Log-Position"))
+        }
+    }
+
+    /// A request that could not be read (bad JSON, a missing field) ran no command, so its
+    /// answer is not stored: the corrected request may use the same key.
+    func testUnreadableRequestIsNotStoredUnderItsKey() async throws {
+        try await GatewayFixture("idembad").run { client in
+            let a = try await client.signUp("fixer"), b = try await client.signUp("fixed")
+            try await client.makeMates(a, b)
+            XCTAssertError(try await client.send(.post, "/v1/walks", token: a.token, json: #"{"to": "\#(b.id)"}"#,
+                                                 headers: ["Idempotency-Key": "fix-1"]), 400, "validation_failed")
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM idempotency_keys WHERE scope = $1", [UUID(uuidString: a.id)!])[0][0], "0")
+            let fixed = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b),
+                                              headers: ["Idempotency-Key": "fix-1"])
+            XCTAssertEqual(fixed.status, 201, fixed.text)
+        }
+    }
+
     /// Answers older than 24 hours are neither served nor kept.
     func testExpiredAnswersArePurgedAndNotServed() async throws {
         try await GatewayFixture("idempurge").run { client in

@@ -1,0 +1,22 @@
+import EventLog
+import HTTPTypes
+import Hummingbird
+
+/// A route's JSON answer: an API object that writes itself, its status, and for a command's
+/// answer the `Log-Position` to read it back with. Encoded once, when Hummingbird asks for the
+/// response.
+struct Answer<Value: JSONObjectWritable>: ResponseGenerator {
+    var value: Value
+    var status: HTTPResponse.Status
+    var logPosition: LogPosition?
+
+    init(_ value: Value, status: HTTPResponse.Status = .ok, logPosition: LogPosition? = nil) {
+        self.value = value
+        self.status = status
+        self.logPosition = logPosition
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        .json(try ResponseEncoder().bytes(value), status: status, logPosition: logPosition?.description)
+    }
+}
