@@ -2,6 +2,7 @@ import Commands
 import Domain
 import Foundation
 import Hummingbird
+import Postgres
 
 /// Walk requests: SendWalk, RespondWalk, cancel, one walk, my walks.
 struct WalksController {
@@ -22,7 +23,7 @@ struct WalksController {
         let user = try context.user
         let body = try await services.body.decode(WalkBody.self, from: request)
         let to = try body.addressee()
-        let outcome = try await runner.run(.sendWalk(walkID: UUID(), from: user, to: to, message: body.message,
+        let outcome = try await runner.run(.sendWalk(walkID: .random(), from: user, to: to, message: body.message,
                                                      latitude: body.latitude, longitude: body.longitude,
                                                      placeName: body.placeName), try context.command)
         // A replayed command id created its walk under the first attempt's id.
