@@ -1,4 +1,3 @@
-import Domain
 import EventLog
 import Foundation
 import Postgres
