@@ -1,4 +1,5 @@
 import Foundation
+import Projections
 import Prometheus
 
 /// The gateway's Prometheus registry: request counts by route and status, request latency,

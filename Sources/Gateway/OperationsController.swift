@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Postgres
+import Projections
 import Domain
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.json` and `/v1/admin/projections`.
@@ -76,7 +77,7 @@ struct ProjectionsJSON: JSONObjectWritable {
     struct Projector: JSONObjectWritable {
         var name: String
         var checkpoint: String
-        var lagEvents: Int
+        var lagEvents: Int64
         var lagSeconds: Double
         var state: String
         var updatedAt: String?
@@ -86,7 +87,7 @@ struct ProjectionsJSON: JSONObjectWritable {
             checkpoint = status.checkpoint.description
             lagEvents = status.lagEvents
             lagSeconds = status.lagSeconds
-            state = status.state
+            state = status.progress.rawValue
             updatedAt = status.updatedAt.map { Domain.Timestamp.string(from: $0) }
         }
 

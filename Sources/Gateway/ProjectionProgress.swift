@@ -1,15 +1,13 @@
 import Foundation
 import EventLog
 import Postgres
+import Projections
 
 /// How far the read models are, read from their checkpoint rows (`projector_checkpoints`).
 ///
 /// Reading the table rather than asking an in-process runner keeps read-your-writes right when
 /// several gateway processes share one database and another process owns a projector.
 public struct ProjectionProgress: Sendable {
-    /// The projectors of the read models (their checkpoint rows), per the team contract.
-    public static let projectors = ["profiles", "mates", "mate_requests", "walks", "notifications"]
-
     /// A faster way to wait, from a projection runner in this process: true once reached,
     /// false after the timeout.
     public typealias Waiter = @Sendable (LogPosition, [String], Duration) async throws -> Bool
@@ -84,31 +82,8 @@ public struct ProjectionProgress: Sendable {
         }
     }
 
-    /// Every known projector's checkpoint and lag.
+    /// Every projector's checkpoint and lag (`Projectors.names`, in that order).
     public func status() async throws -> [ProjectorStatus] {
-        let known = Self.projectors
-        return try await gate.withConnection(pool) { connection -> [ProjectorStatus] in
-            let rows = try connection.execute("""
-                SELECT p.name, c.transaction_id, c.position, c.updated_at,
-                       (SELECT count(*) FROM events e
-                         WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
-                           AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())),
-                       (SELECT extract(epoch FROM now() - min(e.recorded_at))::float8 FROM events e
-                         WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
-                           AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot()))
-                FROM (SELECT DISTINCT unnest($1::text[] || ARRAY(SELECT projector FROM projector_checkpoints)) AS name) p
-                LEFT JOIN projector_checkpoints c ON c.projector = p.name
-                ORDER BY p.name
-                """, [known])
-            return try rows.rows.map { row in
-                let started = !row.isNull(1)
-                let lag = try row.int(4)
-                return ProjectorStatus(
-                    name: try row.string(0),
-                    checkpoint: started ? LogPosition(transactionID: try row.uint64(1), position: try row.int64(2)) : .start,
-                    updatedAt: try row.optionalDate(3), lagEvents: lag, lagSeconds: max(0, try row.optionalDouble(5) ?? 0),
-                    state: !started && lag > 0 ? "not_started" : (lag == 0 ? "caught_up" : "catching_up"))
-            }
-        }
+        try await gate.withConnection(pool) { try ProjectorStatus.read(Projectors.names, on: $0) }
     }
 }

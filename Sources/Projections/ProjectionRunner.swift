@@ -95,7 +95,7 @@ public final class ProjectionRunner: Sendable {
     public func status() async throws -> [ProjectorStatus] {
         let names = projectors.map(\.name)
         let stored = try await log.pool.withConnection { connection in
-            try Self.storedStatus(names, on: connection)
+            try ProjectorStatus.read(names, on: connection)
         }
         let local = shared.withLock { $0.local }
         return stored.map { status in
@@ -106,28 +106,6 @@ public final class ProjectionRunner: Sendable {
             }
             return status
         }
-    }
-
-    /// Checkpoints and lag straight from the database, for any set of checkpoint rows.
-    public static func storedStatus(_ names: [String], on connection: Connection) throws -> [ProjectorStatus] {
-        let result = try connection.execute("""
-            SELECT c.projector, c.transaction_id, c.position, c.updated_at,
-                   (SELECT count(*) FROM events e WHERE (e.transaction_id, e.position) > (c.transaction_id, c.position)),
-                   (SELECT extract(epoch FROM clock_timestamp() - e.recorded_at)::float8 FROM events e
-                     WHERE (e.transaction_id, e.position) > (c.transaction_id, c.position)
-                     ORDER BY e.transaction_id, e.position LIMIT 1)
-            FROM projector_checkpoints c WHERE c.projector = ANY($1::text[])
-            """, [names])
-        var byName: [String: ProjectorStatus] = [:]
-        for row in result.rows {
-            let name = try row.string(0)
-            byName[name] = ProjectorStatus(
-                name: name, state: .stopped,
-                checkpoint: LogPosition(transactionID: try row.uint64(1), position: try row.int64(2)),
-                lagEvents: try row.int64(4), lagSeconds: max(0, try row.optionalDouble(5) ?? 0),
-                updatedAt: try row.optionalDate(3), lastError: nil)
-        }
-        return names.compactMap { byName[$0] }
     }
 
     /// Read-your-writes: returns true once every named projector (default: all) has applied

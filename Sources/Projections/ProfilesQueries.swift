@@ -1,0 +1,32 @@
+import Foundation
+import Postgres
+
+/// The queries of the `profiles` read model. Each statement is a static constant, built once
+/// and prepared per connection.
+public enum ProfilesQueries {
+    static let profileSQL = "SELECT \(ProfileRow.columns("p")) FROM profiles p WHERE p.user_id = $1"
+
+    /// The profile of `user`, if registered.
+    public static func profile(of user: UUID, on connection: Connection) throws -> ProfileRow? {
+        guard let row = try connection.execute(profileSQL, [user], prepared: true).first else { return nil }
+        var reader = RowReader(row)
+        return try ProfileRow(&reader)
+    }
+
+    static let visibleSQL = """
+        SELECT \(ProfileRow.columns("p")) FROM profiles p
+        WHERE p.user_id = $1 AND (
+            $1 = $2
+            OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
+            OR EXISTS (SELECT 1 FROM mate_requests r WHERE (r.from_user = $1 AND r.to_user = $2) OR (r.from_user = $2 AND r.to_user = $1))
+            OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
+        """
+
+    /// The profile of `other` if `viewer` may see it: themselves, a mate, or someone with a mate
+    /// request or a walk between the two. Anyone else is indistinguishable from nobody.
+    public static func profile(of other: UUID, seenBy viewer: UUID, on connection: Connection) throws -> ProfileRow? {
+        guard let row = try connection.execute(visibleSQL, [other, viewer], prepared: true).first else { return nil }
+        var reader = RowReader(row)
+        return try ProfileRow(&reader)
+    }
+}

@@ -1,0 +1,110 @@
+import Domain
+import EventLog
+import Foundation
+import Postgres
+import Projections
+import XCTest
+
+/// The read models' query types against projected tables: every row comes back, typed, with
+/// the values the log's own fold gives, and keyset pages cover each list once, newest first.
+final class QueriesTests: XCTestCase {
+    func testQueriesReadBackEveryProjectedRowTyped() async throws {
+        let h = try Harness("queries", seed: 19, users: 30)
+        try await h.append(800)
+        var options = ProjectionRunner.Options()
+        options.pollInterval = .milliseconds(50)
+        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options)
+        runner.start()
+        let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(60))
+        await runner.stop()
+        XCTAssertTrue(caughtUp)
+        let expected = h.expected()
+        let users = expected.profiles.compactMap { UUID(uuidString: String($0.prefix(36))) }
+        XCTAssertEqual(users.count, expected.profiles.count)
+        XCTAssertGreaterThan(expected.mates.count, 0)
+        XCTAssertGreaterThan(expected.walks.count, 0)
+        XCTAssertGreaterThan(expected.notifications.count, 0)
+        let last = h.lastPosition
+
+        let actual = try await h.query { c -> ReadModelRows in
+            var rows = ReadModelRows()
+            var inboxes = 0
+            for user in users {
+                let own = try XCTUnwrap(try ProfilesQueries.profile(of: user, on: c))
+                XCTAssertEqual(try ProfilesQueries.profile(of: user, seenBy: user, on: c), own)
+                rows.profiles.append(Self.line(own))
+                let mates = try Self.pages { try MatesQueries.mates(of: user, after: $0, limit: Self.pageSize, on: c) }
+                for mate in mates {
+                    rows.mates.append(ReadModelRows.mate(user, mate.mate.userID, mate.matesSince))
+                    XCTAssertEqual(try ProfilesQueries.profile(of: mate.mate.userID, seenBy: user, on: c), mate.mate)
+                }
+                let requests = try Self.pages {
+                    try MateRequestsQueries.requests(of: user, direction: "outgoing", status: nil, after: $0, limit: Self.pageSize, on: c)
+                }
+                for r in requests {
+                    XCTAssertEqual(r.from, own)
+                    rows.mateRequests.append(ReadModelRows.request(r.requestID, r.from.userID, r.to.userID, r.status, r.createdAt, r.updatedAt))
+                }
+                let walks = try Self.pages {
+                    try WalksQueries.walks(of: user, direction: "outgoing", status: nil, after: $0, limit: Self.pageSize, now: Date(), on: c)
+                }
+                for w in walks {
+                    XCTAssertEqual(w.from, own)
+                    XCTAssertEqual(try WalksQueries.walk(w.walkID, seenBy: w.to.userID, on: c)?.key, w.key)
+                    rows.walks.append(ReadModelRows.walk(w.walkID, w.from.userID, w.to.userID, w.message, w.latitude, w.longitude,
+                                                         w.placeName, w.status, w.createdAt, w.expiresAt, w.answeredAt))
+                }
+                // The inbox, newest first in pages of 4, then the same entries oldest first.
+                var inbox: [NotificationRow] = []
+                while true {
+                    let page = try NotificationsQueries.inbox(of: user, before: inbox.last?.position, limit: 4, on: c)
+                    XCTAssertTrue(zip(inbox + page, (inbox + page).dropFirst()).allSatisfy { $0.position > $1.position })
+                    inbox += page
+                    if page.count < 4 { break }
+                }
+                let oldestFirst = try NotificationsQueries.entries(of: user, after: .start, limit: 1000, on: c)
+                XCTAssertEqual(oldestFirst.map(\.notificationID), inbox.reversed().map(\.notificationID))
+                for entry in inbox {
+                    XCTAssertTrue(try NotificationsQueries.has(entry.notificationID, of: user, on: c))
+                    rows.notifications.append("\(entry.notificationID.lowercasedString)|\(user.lowercasedString)")
+                }
+                inboxes += inbox.count
+            }
+            // The live feed's round over everyone: every entry, each with its user, read to the checkpoint.
+            let round = try NotificationsQueries.feed(users: users, after: .start, limit: inboxes + 1, on: c)
+            XCTAssertEqual(round.entries.count, inboxes)
+            XCTAssertGreaterThanOrEqual(round.readTo, last)
+            let cut = try NotificationsQueries.feed(users: users, after: .start, limit: 2, on: c)
+            XCTAssertEqual(cut.readTo, cut.entries.last?.entry.position)
+            return rows.sorted()
+        }
+        assertSameRows(actual, expected)
+    }
+
+    /// Small, so that every list spans several pages.
+    static let pageSize = 3
+
+    /// Every row of a keyset-paged list, checking that keys only go down.
+    static func pages<Row>(_ fetch: (TimeKey?) throws -> [Row]) throws -> [Row] where Row: Keyed {
+        var all: [Row] = []
+        while true {
+            let page = try fetch(all.last?.key)
+            all += page
+            if page.count < pageSize { break }
+        }
+        let keys = all.map { ($0.key.micros, $0.key.id.lowercasedString) }
+        XCTAssertTrue(zip(keys, keys.dropFirst()).allSatisfy { $0 > $1 }, "\(keys)")
+        return all
+    }
+
+    static func line(_ p: ProfileRow) -> String {
+        ReadModelRows.profile(p.userID, p.profile.nickname, p.profile.dogName, p.profile.age, p.profile.sex.rawValue, p.profile.neutered,
+                              p.profile.size.rawValue, p.profile.keywords.map(\.rawValue), p.profile.profileImage, p.createdAt)
+    }
+}
+
+/// A row of a keyset-paged list.
+protocol Keyed { var key: TimeKey { get } }
+extension MateRow: Keyed {}
+extension MateRequestRow: Keyed {}
+extension WalkRow: Keyed {}
