@@ -94,7 +94,7 @@ struct ProjectionsJSON: JSONObjectWritable {
         func writeMembers(_ object: inout JSONObjectWriter) throws {
             object.string("name", name)
             object.string("checkpoint", checkpoint)
-            object.int("lag_events", lagEvents)
+            object.int("lag_events", Int(lagEvents))
             try object.number("lag_seconds", lagSeconds)
             object.string("state", state)
             object.string("updated_at", updatedAt)
