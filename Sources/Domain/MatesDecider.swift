@@ -2,7 +2,7 @@ import Foundation
 
 /// The decider of a `mates-<lo>-<hi>` stream: mate requests and their answers, and unpairing.
 /// One stream per pair makes "one relationship per pair" a hard rule.
-public enum MatesDecider {
+public enum MatesDecider: Decider {
     public enum Command: Sendable, Equatable {
         /// `from` asks `to`, presenting a drop token; `requestID` names the request if one is created.
         case request(requestID: UUID, from: UUID, to: UUID, dropToken: PresentedDropToken?)
@@ -41,7 +41,8 @@ public enum MatesDecider {
         return s
     }
 
-    public static func decide(_ command: Command, _ state: MatesState, now: Date) throws(DomainError) -> [Event] {
+    public static func decide(_ command: Command, _ state: MatesState, context: DecisionContext) throws(DomainError) -> [Event] {
+        let now = context.now
         switch command {
         case .request(let requestID, let from, let to, let dropToken):
             // Order matters: self first, then the token (so a stranger without a token learns

@@ -3,7 +3,7 @@ import Foundation
 /// The decider of a `nickname-<key>` stream (`FreeText.nicknameKey`): it makes nicknames unique
 /// ignoring case and spelling, because two users can only both hold "Rex" and "ｒｅｘ" by writing the same stream, and the
 /// log's optimistic concurrency lets only one of them win.
-public enum NicknameDecider {
+public enum NicknameDecider: Decider {
     public enum Command: Sendable, Equatable {
         /// `user` wants the nickname.
         case reserve(nickname: String, user: UUID)
@@ -21,7 +21,8 @@ public enum NicknameDecider {
         }
     }
 
-    public static func decide(_ command: Command, _ state: NicknameState, now: Date) throws(DomainError) -> [Event] {
+    public static func decide(_ command: Command, _ state: NicknameState, context: DecisionContext) throws(DomainError) -> [Event] {
+        let now = context.now
         switch command {
         case .reserve(let nickname, let user):
             switch state.holder {

@@ -12,3 +12,32 @@ public enum StreamState: Sendable, Equatable {
     public var mates: MatesState? { if case .mates(let s) = self { s } else { nil } }
     public var walk: WalkState? { if case .walk(let s) = self { s } else { nil } }
 }
+
+/// The state of one stream kind, as one case of `StreamState`: how a decider's state goes in
+/// and comes out, so `SniffMeet` can run any decider on the states the handler loaded.
+public protocol StreamKindState: Sendable, Equatable {
+    /// This state's case of `StreamState`, or `nil` for another kind.
+    static func extract(from state: StreamState) -> Self?
+    /// This state as a `StreamState`.
+    var embedded: StreamState { get }
+}
+
+extension UserState: StreamKindState {
+    public static func extract(from state: StreamState) -> UserState? { state.user }
+    public var embedded: StreamState { .user(self) }
+}
+
+extension NicknameState: StreamKindState {
+    public static func extract(from state: StreamState) -> NicknameState? { state.nickname }
+    public var embedded: StreamState { .nickname(self) }
+}
+
+extension MatesState: StreamKindState {
+    public static func extract(from state: StreamState) -> MatesState? { state.mates }
+    public var embedded: StreamState { .mates(self) }
+}
+
+extension WalkState: StreamKindState {
+    public static func extract(from state: StreamState) -> WalkState? { state.walk }
+    public var embedded: StreamState { .walk(self) }
+}

@@ -3,8 +3,8 @@ import Foundation
 /// The decider of the `user-<uuid>` stream: sign-up, profile changes, device token.
 ///
 /// Nickname uniqueness is not decided here but by `NicknameDecider` on the nickname streams,
-/// which `SniffMeet.decide` writes in the same append.
-public enum UserDecider {
+/// which `Command.steps(loaded:)` writes in the same append.
+public enum UserDecider: Decider {
     /// What can be asked of one user stream.
     public enum Command: Sendable, Equatable {
         case register(userID: UUID, profile: DogProfile)
@@ -38,7 +38,8 @@ public enum UserDecider {
         return s
     }
 
-    public static func decide(_ command: Command, _ state: UserState, now: Date) throws(DomainError) -> [Event] {
+    public static func decide(_ command: Command, _ state: UserState, context: DecisionContext) throws(DomainError) -> [Event] {
+        let now = context.now
         switch command {
         case .register(let userID, let profile):
             let profile = try profile.validated()

@@ -1,9 +1,9 @@
 import Foundation
 
 /// The decider of a `walk-<uuid>` stream: sending, answering, cancelling and expiring one walk
-/// request. That the sender and addressee are mates is checked by `SniffMeet.decide`, which reads
-/// the pair stream and makes it a condition of the append.
-public enum WalkDecider {
+/// request. That the sender and addressee are mates is checked by `Command.steps(loaded:)`,
+/// which reads the pair stream and makes it a condition of the append.
+public enum WalkDecider: Decider {
     public enum Command: Sendable, Equatable {
         case send(walkID: UUID, from: UUID, to: UUID, message: String, latitude: Double, longitude: Double, placeName: String?)
         case respond(by: UUID, answer: WalkAnswer)
@@ -44,7 +44,8 @@ public enum WalkDecider {
         return s
     }
 
-    public static func decide(_ command: Command, _ state: WalkState, now: Date, walkTTL: TimeInterval) throws(DomainError) -> [Event] {
+    public static func decide(_ command: Command, _ state: WalkState, context: DecisionContext) throws(DomainError) -> [Event] {
+        let now = context.now
         switch command {
         case .send(let walkID, let from, let to, let message, let latitude, let longitude, let placeName):
             let message = try FreeText.clean(message, field: "message", length: messageLength)
@@ -62,7 +63,7 @@ public enum WalkDecider {
             guard !state.exists else { throw .alreadyExists }
             return [.walkRequested(WalkRequested(
                 walkID: walkID, from: from, to: to, message: message, latitude: latitude, longitude: longitude,
-                placeName: placeName, createdAt: now, expiresAt: now.addingTimeInterval(walkTTL)))]
+                placeName: placeName, createdAt: now, expiresAt: now.addingTimeInterval(context.walkTTL)))]
 
         case .respond(let by, let answer):
             guard let walk = state.request, let status = state.status else { throw .notFound }

@@ -1,0 +1,90 @@
+import Foundation
+
+extension Command {
+    /// The streams this command acts on, in order, each with the decider command for it: the one
+    /// place that ties an app command to the deciders, and where the rules across streams live.
+    ///
+    /// `loaded` holds the streams loaded so far: UpdateProfile learns the current nickname from
+    /// the user stream, so it names more streams once that is loaded. The order is that of
+    /// `SniffMeet.streams(for:loaded:)` and of `Decision.appends`, and also the order in which
+    /// the steps decide, so the first refusal in it is the one a client gets.
+    func steps(loaded: [StreamName: StreamState]) -> [Step] {
+        switch self {
+        case .registerUser(let userID, let profile):
+            // The nickname is reserved in the same append as the sign-up, so two users cannot both
+            // take it: only one append to its stream can win.
+            return [
+                .step(UserDecider.self, on: .user(userID), .register(userID: userID, profile: profile)),
+                .step(NicknameDecider.self, on: .nickname(profile.nickname), .reserve(nickname: profile.nickname, user: userID)),
+            ]
+
+        case .updateProfile(let userID, let changes):
+            let update = Step.step(UserDecider.self, on: .user(userID), .updateProfile(userID: userID, changes: changes))
+            let current = loaded[.user(userID)]?.user?.nickname
+            // A new nickname (not just a change of case) moves the reservation.
+            if let old = current, let new = changes.nickname, StreamName.nickname(old) != .nickname(new) {
+                return [
+                    update,
+                    .step(NicknameDecider.self, on: .nickname(old), .release(nickname: old, user: userID)),
+                    .step(NicknameDecider.self, on: .nickname(new), .reserve(nickname: new, user: userID)),
+                ]
+            }
+            // Otherwise the nickname streams named are only read. The new one is named before the
+            // user stream is loaded so that, when the nickname does move, both load in one round.
+            var reads: [StreamName] = []
+            for nickname in [current, changes.nickname].compactMap({ $0 }) where !reads.contains(.nickname(nickname)) {
+                reads.append(.nickname(nickname))
+            }
+            return [update] + reads.map(Step.read)
+
+        case .setDeviceToken(let userID, let token):
+            return [.step(UserDecider.self, on: .user(userID), .setDeviceToken(userID: userID, token: token))]
+
+        case .dismissNotification(let userID, let notificationID):
+            return [.step(UserDecider.self, on: .user(userID), .dismissNotification(userID: userID, notificationID: notificationID))]
+
+        case .requestMate(let requestID, let from, let to, let dropToken):
+            return [.step(MatesDecider.self, on: .mates(from, to), .request(requestID: requestID, from: from, to: to, dropToken: dropToken))]
+
+        case .acceptMate(let requestID, let pair, let by):
+            return [.step(MatesDecider.self, on: .mates(pair), .accept(requestID: requestID, by: by))]
+
+        case .declineMate(let requestID, let pair, let by):
+            return [.step(MatesDecider.self, on: .mates(pair), .decline(requestID: requestID, by: by))]
+
+        case .cancelMateRequest(let requestID, let pair, let by):
+            return [.step(MatesDecider.self, on: .mates(pair), .cancel(requestID: requestID, by: by))]
+
+        case .unpair(let by, let mate):
+            return [.step(MatesDecider.self, on: .mates(by, mate), .unpair(by: by, mate: mate))]
+
+        case .sendWalk(let walkID, let from, let to, let message, let latitude, let longitude, let placeName):
+            return [
+                .step(WalkDecider.self, on: .walk(walkID), .send(
+                    walkID: walkID, from: from, to: to, message: message, latitude: latitude, longitude: longitude,
+                    placeName: placeName)),
+                // Only to a current mate, checked after the walk's own rules. The pair stream is read,
+                // never written; an unpairing that commits meanwhile makes the append fail.
+                .check(MatesDecider.self, on: .mates(from, to)) { pair throws(DomainError) in
+                    guard pair.areMates else { throw .notMates }
+                },
+            ]
+
+        case .respondWalk(let walkID, let by, let answer):
+            return [.step(WalkDecider.self, on: .walk(walkID), .respond(by: by, answer: answer))]
+
+        case .cancelWalk(let walkID, let by):
+            return [.step(WalkDecider.self, on: .walk(walkID), .cancel(by: by))]
+
+        case .expireWalk(let walkID):
+            return [.step(WalkDecider.self, on: .walk(walkID), .expire)]
+        }
+    }
+
+    /// Whether deciding this command (without a refusal) uses up the drop token it presented.
+    /// A RequestMate that got that far had a valid token: it is spent even if nothing changed
+    /// (a repeated request), so one token never makes two requests.
+    var consumesDropToken: Bool {
+        if case .requestMate = self { true } else { false }
+    }
+}
