@@ -95,9 +95,14 @@ public struct EventLog: Sendable {
                 ORDER BY transaction_id, position
                 LIMIT $3
                 """, after + [limit], prepared: true),
+            // "Is the newest event after the checkpoint beyond the horizon?" and not "does any
+            // event beyond the horizon exist?": the planner ran that EXISTS as a sequential scan
+            // of the whole log (no row matches, so it never stops early); this is one probe of
+            // the feed index, backwards from its end.
             Connection.Statement("""
-                SELECT EXISTS (SELECT 1 FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-                               AND transaction_id >= pg_snapshot_xmin(pg_current_snapshot()))
+                SELECT coalesce((SELECT transaction_id FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+                                 ORDER BY transaction_id DESC, position DESC LIMIT 1)
+                                >= pg_snapshot_xmin(pg_current_snapshot()), false)
                 """, after, prepared: true),
         ])
         let events = try results[0].rows.map(decodeEvent)
