@@ -12,6 +12,15 @@ import Foundation
 public enum FreeText {
     /// The cleaned (NFC) form of `raw`, or `validation_failed` naming `field`.
     public static func clean(_ raw: String, field: String, length: ClosedRange<Int>) throws(DomainError) -> String {
+        // Printable ASCII is already NFC, holds nothing refused, and is one character a byte:
+        // the common case skips normalization and the grapheme walk (a few percent of the
+        // server's CPU per SendWalk).
+        if isPrintableASCII(raw) {
+            guard length.contains(raw.utf8.count) else {
+                throw .validationFailed(field: field, reason: "must be \(length.lowerBound) to \(length.upperBound) characters")
+            }
+            return raw
+        }
         let text = raw.precomposedStringWithCanonicalMapping
         if let refused = text.unicodeScalars.first(where: isRefused) {
             throw .validationFailed(field: field, reason: "must not contain \(describe(refused))")
@@ -43,11 +52,16 @@ public enum FreeText {
     /// the NFC and NFD spellings of `josé`; for ASCII it is plain lowercasing, so nicknames taken
     /// before these rules keep their stream.
     public static func nicknameKey(_ nickname: String) -> String {
+        if isPrintableASCII(nickname) { return nickname.lowercased() }
         var visible = String.UnicodeScalarView()
         visible.append(contentsOf: nickname.unicodeScalars.filter { !$0.properties.isDefaultIgnorableCodePoint })
         return String(visible).precomposedStringWithCompatibilityMapping
             .folding(options: .caseInsensitive, locale: nil)
             .precomposedStringWithCompatibilityMapping
+    }
+
+    static func isPrintableASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 
     static func isRefused(_ scalar: Unicode.Scalar) -> Bool {

@@ -88,4 +88,18 @@ final class FreeTextRulesTests: XCTestCase {
         assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "a b").validated() }
         assertRefused("validation_failed", field: "nickname") { _ = try profile(nickname: "ab\u{3000}").validated() }
     }
+
+    /// Printable ASCII takes a shortcut past normalization; it must give what the full path gives.
+    func testThePrintableASCIIShortcutAgreesWithTheFullRules() throws {
+        for byte in UInt8(0x20)..<0x7F {
+            let text = "a" + String(UnicodeScalar(byte)) + "Z"
+            let folded = text.precomposedStringWithCompatibilityMapping.folding(options: .caseInsensitive, locale: nil)
+                .precomposedStringWithCompatibilityMapping
+            XCTAssertEqual(FreeText.nicknameKey(text), folded, text)
+            XCTAssertEqual(try FreeText.clean(text, field: "f", length: 1...3), text.precomposedStringWithCanonicalMapping)
+        }
+        XCTAssertThrowsError(try FreeText.clean("abcd", field: "f", length: 1...3))
+        XCTAssertThrowsError(try FreeText.clean("", field: "f", length: 1...3))
+        XCTAssertThrowsError(try FreeText.clean("a\u{7F}", field: "f", length: 1...3), "DEL is not printable")
+    }
 }
