@@ -30,7 +30,7 @@ extension Event {
             case .mateRequested(let p), .mateDeclined(let p), .mateRequestCancelled(let p): return try encoder.encode(p)
             case .mateAccepted(let p): return try encoder.encode(p)
             case .matesUnpaired(let p): return try encoder.encode(p)
-            case .walkRequested(let p): return try encoder.encode(p)
+            case .walkRequested(let p): return try p.handwrittenJSON() ?? encoder.encode(p)
             case .walkAccepted(let p), .walkDeclined(let p), .walkCancelled(let p), .walkExpired(let p):
                 return try encoder.encode(p)
             }
@@ -78,5 +78,52 @@ extension Event {
         case "notification_dismissed": return .notificationDismissed(try payload(NotificationDismissed.self))
         default: throw EventDecodingError.unknownType(typeName)
         }
+    }
+}
+
+extension WalkRequested {
+    /// The same bytes as `JSONEncoder` gives (sorted keys, no escaped slashes), written by hand
+    /// for the event every SendWalk appends: the encoder was 5 % of the server's CPU per
+    /// command. Nil when a value is outside what this writer knows to format exactly like the
+    /// encoder (exponents, negative zero, control or line-separator characters), which then
+    /// encodes as before. A test compares both on many random walks.
+    func handwrittenJSON() -> Data? {
+        guard let latitude = Self.plainNumber(latitude), let longitude = Self.plainNumber(longitude),
+              Self.isPlain(message), placeName.map(Self.isPlain) ?? true else { return nil }
+        var out = "{\"created_at\":\"" + Timestamp.string(from: createdAt)
+        out += "\",\"expires_at\":\"" + Timestamp.string(from: expiresAt)
+        out += "\",\"from\":\"" + from.lowercasedString
+        out += "\",\"latitude\":" + latitude + ",\"longitude\":" + longitude + ",\"message\":"
+        Self.appendQuoted(message, to: &out)
+        out += ",\"place_name\":"
+        if let placeName { Self.appendQuoted(placeName, to: &out) } else { out += "null" }
+        out += ",\"to\":\"" + to.lowercasedString + "\",\"walk_id\":\"" + walkID.lowercasedString + "\"}"
+        return Data(out.utf8)
+    }
+
+    /// A double as the encoder writes it, when that is plain digits: integral values without
+    /// ".0", others by their shortest round-trip form.
+    static func plainNumber(_ value: Double) -> String? {
+        guard value.isFinite, !(value == 0 && value.sign == .minus) else { return nil }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        let text = value.description
+        return text.contains("e") ? nil : text
+    }
+
+    /// Text the writer quotes exactly like the encoder: no control characters, no U+2028/2029.
+    static func isPlain(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && $0.value != 0x2028 && $0.value != 0x2029 }
+    }
+
+    static func appendQuoted(_ text: String, to out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
     }
 }
