@@ -5,7 +5,7 @@ let package = Package(
     name: "sniffmeet",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "sniffmeet", targets: ["sniffmeet"]),
+        .executable(name: "sniffmeet", targets: ["sniffmeet"])
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -80,7 +80,10 @@ let package = Package(
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting", "Projections"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting", "Benchmarks"]),
+        .testTarget(
+            name: "ProjectionsTests",
+            dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting", "Benchmarks"]
+        ),
         // The HTTP gateway (Hummingbird 2): routes of API.md, auth, idempotency, read-your-writes.
         .target(
             name: "Gateway",

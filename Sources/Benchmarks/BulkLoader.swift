@@ -8,8 +8,12 @@ import Postgres
 public enum BulkLoader {
     /// Loads at least `count` events (whole commands); returns how many were loaded.
     @discardableResult
-    public static func load(_ workload: inout SyntheticWorkload, events count: Int, on connection: Connection,
-                            progress: @escaping (Int) -> Void = { _ in }) throws -> Int {
+    public static func load(
+        _ workload: inout SyntheticWorkload,
+        events count: Int,
+        on connection: Connection,
+        progress: @escaping (Int) -> Void = { _ in }
+    ) throws -> Int {
         var loaded = 0
         var versions: [String: Int64] = [:]
         // Build the rows in chunks and hand them to COPY as they are made.
@@ -40,7 +44,8 @@ public enum BulkLoader {
                 }
                 progress(loaded)
                 return chunk
-            })
+            }
+        )
         workload = generator
         precondition(copied == loaded)
         return copied

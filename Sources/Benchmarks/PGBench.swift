@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +19,8 @@ public struct PGBench: Sendable {
         public var description: String {
             switch self {
             case .notFound:
-                return "pgbench not found on PATH or under /usr/lib/postgresql/*/bin; install the `postgresql` package (Debian ships pgbench with the server)"
+                return
+                    "pgbench not found on PATH or under /usr/lib/postgresql/*/bin; install the `postgresql` package (Debian ships pgbench with the server)"
             case .failed(let status, let output): return "pgbench exited with status \(status):\n\(output)"
             case .noRate(let output): return "pgbench printed no tps line:\n\(output)"
             }
@@ -51,8 +53,13 @@ public struct PGBench: Sendable {
     /// `clients` connections for `seconds` whole seconds on `connectionString` (either libpq
     /// form), and returns pgbench's transactions per second without connection setup, as the
     /// wrapper's warm pool is measured.
-    public func run(script: String, variables: [String: String] = [:], clients: Int, seconds: Int,
-                    connectionString: String) async throws -> Double {
+    public func run(
+        script: String,
+        variables: [String: String] = [:],
+        clients: Int,
+        seconds: Int,
+        connectionString: String
+    ) async throws -> Double {
         let directory = FileManager.default.temporaryDirectory
         let scriptFile = directory.appendingPathComponent("sniffmeet-pgbench-\(UUID().uuidString).sql")
         // Output goes to a file, not a pipe: nothing can block on a full pipe while we wait.
@@ -65,8 +72,11 @@ public struct PGBench: Sendable {
         // -n: no vacuum of pgbench's own tables (there are none); one thread per client up to
         // the cores, so pgbench's side is not the bottleneck of a many-client run.
         let threads = max(1, min(clients, ProcessInfo.processInfo.activeProcessorCount))
-        let arguments = [path, "-n", "-M", "prepared", "-f", scriptFile.path, "-c", "\(clients)", "-j", "\(threads)",
-                         "-T", "\(max(1, seconds))"]
+        let arguments =
+            [
+                path, "-n", "-M", "prepared", "-f", scriptFile.path, "-c", "\(clients)", "-j", "\(threads)",
+                "-T", "\(max(1, seconds))",
+            ]
             + variables.sorted { $0.key < $1.key }.flatMap { ["-D", "\($0.key)=\($0.value)"] }
             + [connectionString]
         let outputPath = outputFile.path
@@ -95,7 +105,8 @@ public struct PGBench: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
+        var none = sigset_t()
+        var all = sigset_t()
         sigemptyset(&none)
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &none)

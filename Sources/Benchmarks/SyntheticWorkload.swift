@@ -35,8 +35,13 @@ public struct SyntheticWorkload: Sendable {
     /// and dismissals follow at random. Time advances 20 ms per command from `start`.
     /// Several workloads can share one log when their `nicknamePrefix`es differ (nicknames
     /// are unique across the log; they are the prefix and a number, at most 8 characters).
-    public init(seed: UInt64, users: Int = 60, walkTTL: TimeInterval = 5, nicknamePrefix: String = "u",
-                start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+    public init(
+        seed: UInt64,
+        users: Int = 60,
+        walkTTL: TimeInterval = 5,
+        nicknamePrefix: String = "u",
+        start: Date = Date(timeIntervalSince1970: 1_800_000_000)
+    ) {
         self.nicknamePrefix = nicknamePrefix
         self.rng = SplitMix64(seed: seed)
         self.userCount = max(users, 2)
@@ -82,8 +87,15 @@ public struct SyntheticWorkload: Sendable {
         for (index, (stream, event)) in decision.events.enumerated() {
             let id = ids[index]
             let metadata = #"{"command_id":"\#(commandID.lowercasedString)","schema_version":\#(event.schemaVersion)}"#
-            events.append(NewEvent(stream: stream.rawValue, id: id, type: event.typeName, data: event.encodedData(),
-                                   metadata: Data(metadata.utf8)))
+            events.append(
+                NewEvent(
+                    stream: stream.rawValue,
+                    id: id,
+                    type: event.typeName,
+                    data: event.encodedData(),
+                    metadata: Data(metadata.utf8)
+                )
+            )
             states[stream] = SniffMeet.evolve(states[stream] ?? SniffMeet.initialState(of: stream), event)
             versions[stream, default: 0] += 1
             track(event, id: id)
@@ -112,9 +124,18 @@ public struct SyntheticWorkload: Sendable {
     private mutating func pickCommand() -> Command {
         if users.count < userCount {
             let index = users.count
-            return .registerUser(userID: randomUUID(), profile: DogProfile(
-                nickname: "\(nicknamePrefix)\(index)", dogName: "Dog \(index)", age: index % 15, sex: index % 2 == 0 ? .male : .female,
-                neutered: index % 3 == 0, size: Size.allCases[index % 3], keywords: [Keyword.allCases[index % 5]]))
+            return .registerUser(
+                userID: randomUUID(),
+                profile: DogProfile(
+                    nickname: "\(nicknamePrefix)\(index)",
+                    dogName: "Dog \(index)",
+                    age: index % 15,
+                    sex: index % 2 == 0 ? .male : .female,
+                    neutered: index % 3 == 0,
+                    size: Size.allCases[index % 3],
+                    keywords: [Keyword.allCases[index % 5]]
+                )
+            )
         }
         let roll = rng.next(100)
         switch roll {
@@ -122,7 +143,8 @@ public struct SyntheticWorkload: Sendable {
             let user = pick(users)
             return .updateProfile(userID: user, changes: ProfileChanges(dogName: "Dog \(rng.next(1000))", age: Int(rng.next(20))))
         case 4..<25:
-            let from = pick(users), to = pick(users)
+            let from = pick(users)
+            let to = pick(users)
             let token = PresentedDropToken(issuedBy: to, expiresAt: now.addingTimeInterval(300), used: false)
             return .requestMate(requestID: randomUUID(), from: from, to: to, dropToken: token)
         case 25..<45:
@@ -141,9 +163,15 @@ public struct SyntheticWorkload: Sendable {
             guard !pairs.isEmpty else { return .unpair(by: pick(users), mate: pick(users)) }
             let pair = pick(pairs)
             let (from, to) = rng.next(2) == 0 ? (pair.lo, pair.hi) : (pair.hi, pair.lo)
-            return .sendWalk(walkID: randomUUID(), from: from, to: to, message: "Walk \(rng.next(100))?",
-                             latitude: Double(rng.next(18000)) / 100 - 90, longitude: Double(rng.next(36000)) / 100 - 180,
-                             placeName: rng.next(3) == 0 ? nil : "Park \(rng.next(50))")
+            return .sendWalk(
+                walkID: randomUUID(),
+                from: from,
+                to: to,
+                message: "Walk \(rng.next(100))?",
+                latitude: Double(rng.next(18000)) / 100 - 90,
+                longitude: Double(rng.next(36000)) / 100 - 180,
+                placeName: rng.next(3) == 0 ? nil : "Park \(rng.next(50))"
+            )
         case 70..<92:
             guard !walks.isEmpty else { return .expireWalk(walkID: randomUUID()) }
             // Mostly recent walks, so answers come before the deadline.
@@ -159,7 +187,9 @@ public struct SyntheticWorkload: Sendable {
             return .expireWalk(walkID: pick(walks))
         default:
             let user = pick(users)
-            guard let entries = inbox[user], !entries.isEmpty else { return .dismissNotification(userID: user, notificationID: randomUUID()) }
+            guard let entries = inbox[user], !entries.isEmpty else {
+                return .dismissNotification(userID: user, notificationID: randomUUID())
+            }
             return .dismissNotification(userID: user, notificationID: pick(entries))
         }
     }
@@ -167,9 +197,12 @@ public struct SyntheticWorkload: Sendable {
     private mutating func pick<T>(_ items: [T]) -> T { items[Int(rng.next(UInt64(items.count)))] }
 
     private mutating func randomUUID() -> UUID {
-        let a = rng.nextUInt64(), b = rng.nextUInt64()
-        var bytes = (UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0),
-                     UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0))
+        let a = rng.nextUInt64()
+        let b = rng.nextUInt64()
+        var bytes = (
+            UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0),
+            UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0)
+        )
         withUnsafeMutableBytes(of: &bytes) { raw in
             raw.storeBytes(of: a, toByteOffset: 0, as: UInt64.self)
             raw.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)

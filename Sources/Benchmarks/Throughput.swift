@@ -1,8 +1,11 @@
 /// Closed-loop throughput: concurrent loops doing one operation after another for a while.
 public enum Throughput {
     /// Runs `operation` in `writers` concurrent loops for `seconds`; returns operations/s.
-    public static func measure(writers: Int, seconds: Double,
-                               _ operation: @escaping @Sendable () async throws -> Void) async throws -> Double {
+    public static func measure(
+        writers: Int,
+        seconds: Double,
+        _ operation: @escaping @Sendable () async throws -> Void
+    ) async throws -> Double {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let started = ContinuousClock.now
         let total = try await withThrowingTaskGroup(of: Int.self) { group in

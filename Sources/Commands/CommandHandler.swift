@@ -29,8 +29,13 @@ public struct CommandHandler: Sendable {
     /// States of streams already folded, so a load reads only newer events.
     public let cache: StreamCache
 
-    public init(log: EventLog, walkTTL: TimeInterval = SniffMeet.defaultWalkTTL,
-                clock: @escaping @Sendable () -> Date = { Date() }, maxAttempts: Int = 10, cache: StreamCache = StreamCache()) {
+    public init(
+        log: EventLog,
+        walkTTL: TimeInterval = SniffMeet.defaultWalkTTL,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        maxAttempts: Int = 10,
+        cache: StreamCache = StreamCache()
+    ) {
         self.log = log
         self.walkTTL = walkTTL
         self.clock = clock
@@ -40,8 +45,11 @@ public struct CommandHandler: Sendable {
 
     /// Handles `command`. `inSameTransaction` runs after the append and commits with it (the
     /// gateway stores a new user's auth token this way).
-    public func handle(_ command: Command, metadata: CommandMetadata,
-                       inSameTransaction: (@Sendable (Connection) throws -> Void)? = nil) async throws -> CommandOutcome {
+    public func handle(
+        _ command: Command,
+        metadata: CommandMetadata,
+        inSameTransaction: (@Sendable (Connection) throws -> Void)? = nil
+    ) async throws -> CommandOutcome {
         guard inSameTransaction == nil else {
             return try await attempt(metadata: metadata, inSameTransaction: inSameTransaction) { _ in (command, nil) }
         }
@@ -50,8 +58,13 @@ public struct CommandHandler: Sendable {
 
     /// RequestMate with the drop token the addressee's phone handed over: the token is checked,
     /// locked and spent in the same transaction as the request's events.
-    public func requestMate(requestID: UUID = .random(), from: UUID, to: UUID, dropToken: String,
-                            metadata: CommandMetadata) async throws -> CommandOutcome {
+    public func requestMate(
+        requestID: UUID = .random(),
+        from: UUID,
+        to: UUID,
+        dropToken: String,
+        metadata: CommandMetadata
+    ) async throws -> CommandOutcome {
         let hash = DropTokens.hash(dropToken)
         return try await attempt(metadata: metadata, inSameTransaction: nil) { connection in
             let presented = try DropTokens.presented(hash: hash, on: connection)
@@ -72,10 +85,13 @@ public struct CommandHandler: Sendable {
     /// The pair a mate request belongs to, found in the log (routes carry only the request id).
     public func pairOfRequest(_ requestID: UUID) async throws -> MatePair? {
         try await log.pool.withConnection { connection in
-            let result = try connection.execute("""
+            let result = try connection.execute(
+                """
                 SELECT data->>'from', data->>'to' FROM events
                 WHERE event_type = 'mate_requested' AND data->>'request_id' = $1 LIMIT 1
-                """, [requestID.uuidString.lowercased()])
+                """,
+                [requestID.uuidString.lowercased()]
+            )
             guard let row = result.first, let from = UUID(uuidString: try row.string(0)), let to = UUID(uuidString: try row.string(1))
             else { return nil }
             return MatePair(from, to)
@@ -101,7 +117,8 @@ public struct CommandHandler: Sendable {
             if trustCache, !lookForReplay, let known = cached(command) {
                 (loaded, fromCache) = (known, true)
             } else {
-                let handler = self, replayOf = lookForReplay ? metadata.commandID : nil
+                let handler = self
+                let replayOf = lookForReplay ? metadata.commandID : nil
                 let read = try await log.pool.withConnection { connection -> (Loaded, CommandOutcome?) in
                     if let replayOf, let replay = try handler.replay(of: replayOf, on: connection) { return (Loaded(), replay) }
                     return (try handler.load(command, on: connection), nil)
@@ -116,14 +133,21 @@ public struct CommandHandler: Sendable {
             case .success(let decided): decision = decided
             case .failure(let refusal):
                 // Refuse only on what the log says, not on what this process remembers.
-                if fromCache { trustCache = false; continue }
+                if fromCache {
+                    trustCache = false
+                    continue
+                }
                 throw CommandError.domain(refusal)
             }
             if decision.isEmpty {
-                if fromCache { trustCache = false; continue }
+                if fromCache {
+                    trustCache = false
+                    continue
+                }
                 return CommandOutcome(events: [], position: nil, states: loaded.states, replayed: false)
             }
-            var states = loaded.states, versions = loaded.versions
+            var states = loaded.states
+            var versions = loaded.versions
             for (stream, event) in decision.events {
                 states[stream] = SniffMeet.evolve(states[stream]!, event)
                 versions[stream, default: 0] += 1
@@ -137,11 +161,16 @@ public struct CommandHandler: Sendable {
             }
             let result: GroupAppendResult
             do {
-                result = try await log.append(AppendRequest(
-                    commandID: metadata.commandID,
-                    expectations: Dictionary(uniqueKeysWithValues: loaded.versions.map { ($0.key.rawValue, ExpectedVersion.version($0.value)) }),
-                    events: newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions),
-                    reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) })))
+                result = try await log.append(
+                    AppendRequest(
+                        commandID: metadata.commandID,
+                        expectations: Dictionary(
+                            uniqueKeysWithValues: loaded.versions.map { ($0.key.rawValue, ExpectedVersion.version($0.value)) }
+                        ),
+                        events: newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions),
+                        reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) })
+                    )
+                )
             } catch EventLogError.versionConflict(let stream, _) {
                 conflicted = stream
                 trustCache = false
@@ -213,15 +242,22 @@ public struct CommandHandler: Sendable {
     func newEvents(_ decision: Decision, command: Command, metadata: CommandMetadata, readVersions: [StreamName: Int64]) -> [NewEvent] {
         let versions = Dictionary(uniqueKeysWithValues: readVersions.map { ($0.key.rawValue, $0.value) })
         return decision.events.map { item in
-            NewEvent(stream: item.stream.rawValue, type: item.event.typeName, data: item.event.encodedData(),
-                     metadata: metadata.json(command: command.name, schemaVersion: item.event.schemaVersion, readVersions: versions))
+            NewEvent(
+                stream: item.stream.rawValue,
+                type: item.event.typeName,
+                data: item.event.encodedData(),
+                metadata: metadata.json(command: command.name, schemaVersion: item.event.schemaVersion, readVersions: versions)
+            )
         }
     }
 
     // MARK: In one transaction
 
-    private func attempt(metadata: CommandMetadata, inSameTransaction: (@Sendable (Connection) throws -> Void)?,
-                         build: @escaping @Sendable (Connection) throws -> (Command, Data?)) async throws -> CommandOutcome {
+    private func attempt(
+        metadata: CommandMetadata,
+        inSameTransaction: (@Sendable (Connection) throws -> Void)?,
+        build: @escaping @Sendable (Connection) throws -> (Command, Data?)
+    ) async throws -> CommandOutcome {
         var conflicted = ""
         for _ in 0..<maxAttempts {
             do {
@@ -243,21 +279,36 @@ public struct CommandHandler: Sendable {
                         if decision.consumesDropToken, let tokenHash { try DropTokens.spend(hash: tokenHash, on: connection) }
                         var appended: AppendResult?
                         if !decision.isEmpty {
-                            let expectations = Dictionary(uniqueKeysWithValues: loaded.versions.map {
-                                ($0.key.rawValue, ExpectedVersion.version($0.value))
-                            })
-                            appended = try EventLog.append(on: connection, commandID: metadata.commandID, expectations: expectations,
-                                                           events: handler.newEvents(decision, command: command, metadata: metadata,
-                                                                                     readVersions: loaded.versions))
+                            let expectations = Dictionary(
+                                uniqueKeysWithValues: loaded.versions.map {
+                                    ($0.key.rawValue, ExpectedVersion.version($0.value))
+                                }
+                            )
+                            appended = try EventLog.append(
+                                on: connection,
+                                commandID: metadata.commandID,
+                                expectations: expectations,
+                                events: handler.newEvents(
+                                    decision,
+                                    command: command,
+                                    metadata: metadata,
+                                    readVersions: loaded.versions
+                                )
+                            )
                         }
                         try inSameTransaction?(connection)
-                        var states = loaded.states, versions = loaded.versions
+                        var states = loaded.states
+                        var versions = loaded.versions
                         for (stream, event) in decision.events {
                             states[stream] = SniffMeet.evolve(states[stream]!, event)
                             versions[stream, default: 0] += 1
                         }
-                        var outcome = CommandOutcome(events: decision.events, position: appended?.last, states: states,
-                                                     replayed: appended?.replayed ?? false)
+                        var outcome = CommandOutcome(
+                            events: decision.events,
+                            position: appended?.last,
+                            states: states,
+                            replayed: appended?.replayed ?? false
+                        )
                         outcome.versions = versions
                         return outcome
                     }
@@ -284,7 +335,9 @@ public struct CommandHandler: Sendable {
         // A command appends at most a handful of events; their ids derive from the command id.
         let ids = EventLog.eventIDs(commandID: commandID, count: 16)
         let result = try connection.execute(
-            "SELECT \(EventLog.columns) FROM events WHERE event_id = ANY($1) ORDER BY transaction_id, position", [ids])
+            "SELECT \(EventLog.columns) FROM events WHERE event_id = ANY($1) ORDER BY transaction_id, position",
+            [ids]
+        )
         guard result.count > 0 else { return nil }
         let recorded = try result.rows.map(EventLog.decodeEvent)
         var events: [(stream: StreamName, event: Event)] = []

@@ -53,11 +53,20 @@ public struct CommandMetadata: Sendable, Hashable {
             id.appendLowercase(to: &out)
             out.append(UInt8(ascii: "\""))
         }
-        if let actor { key("actor"); uuid(actor) }
-        if let causationID { key("causation_id"); uuid(causationID) }
-        key("command"); Self.appendString(command, to: &out)
-        key("command_id"); uuid(commandID)
-        key("correlation_id"); uuid(correlationID)
+        if let actor {
+            key("actor")
+            uuid(actor)
+        }
+        if let causationID {
+            key("causation_id")
+            uuid(causationID)
+        }
+        key("command")
+        Self.appendString(command, to: &out)
+        key("command_id")
+        uuid(commandID)
+        key("correlation_id")
+        uuid(correlationID)
         key("read_versions")
         out.append(UInt8(ascii: "{"))
         for (index, stream) in readVersions.keys.sorted().enumerated() {
@@ -67,7 +76,8 @@ public struct CommandMetadata: Sendable, Hashable {
             out.append(contentsOf: String(readVersions[stream]!).utf8)
         }
         out.append(UInt8(ascii: "}"))
-        key("schema_version"); out.append(contentsOf: String(schemaVersion).utf8)
+        key("schema_version")
+        out.append(contentsOf: String(schemaVersion).utf8)
         out.append(UInt8(ascii: "}"))
         return Data(out)
     }

@@ -18,7 +18,9 @@ enum DropTokens {
     /// requests cannot both spend it.
     static func presented(hash: Data, on connection: Connection) throws -> PresentedDropToken? {
         let result = try connection.execute(
-            "SELECT user_id, expires_at, used_at IS NOT NULL FROM drop_tokens WHERE token_hash = $1 FOR UPDATE", [hash])
+            "SELECT user_id, expires_at, used_at IS NOT NULL FROM drop_tokens WHERE token_hash = $1 FOR UPDATE",
+            [hash]
+        )
         guard let row = result.first else { return nil }
         return PresentedDropToken(issuedBy: try row.uuid(0), expiresAt: try row.date(1), used: try row.bool(2))
     }

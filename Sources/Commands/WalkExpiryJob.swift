@@ -41,13 +41,16 @@ public struct WalkExpiryJob: Sendable {
         let due = try await handler.log.pool.withConnection { connection -> [UUID] in
             _ = try DropTokens.purgeExpired(on: connection)
             return try connection.execute(
-                "SELECT walk_id FROM walks WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2", [now, limit]
+                "SELECT walk_id FROM walks WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
+                [now, limit]
             ).rows.map { try $0.uuid(0) }
         }
         var expired = 0
         for walkID in due {
-            let outcome = try await handler.handle(.expireWalk(walkID: walkID),
-                                                   metadata: CommandMetadata(commandID: Self.commandID(expiring: walkID), actor: nil))
+            let outcome = try await handler.handle(
+                .expireWalk(walkID: walkID),
+                metadata: CommandMetadata(commandID: Self.commandID(expiring: walkID), actor: nil)
+            )
             if !outcome.events.isEmpty && !outcome.replayed { expired += 1 }
         }
         return expired

@@ -44,7 +44,9 @@ extension Command {
             return [.step(UserDecider.self, on: .user(userID), .dismissNotification(userID: userID, notificationID: notificationID))]
 
         case .requestMate(let requestID, let from, let to, let dropToken):
-            return [.step(MatesDecider.self, on: .mates(from, to), .request(requestID: requestID, from: from, to: to, dropToken: dropToken))]
+            return [
+                .step(MatesDecider.self, on: .mates(from, to), .request(requestID: requestID, from: from, to: to, dropToken: dropToken))
+            ]
 
         case .acceptMate(let requestID, let pair, let by):
             return [.step(MatesDecider.self, on: .mates(pair), .accept(requestID: requestID, by: by))]
@@ -60,9 +62,19 @@ extension Command {
 
         case .sendWalk(let walkID, let from, let to, let message, let latitude, let longitude, let placeName):
             return [
-                .step(WalkDecider.self, on: .walk(walkID), .send(
-                    walkID: walkID, from: from, to: to, message: message, latitude: latitude, longitude: longitude,
-                    placeName: placeName)),
+                .step(
+                    WalkDecider.self,
+                    on: .walk(walkID),
+                    .send(
+                        walkID: walkID,
+                        from: from,
+                        to: to,
+                        message: message,
+                        latitude: latitude,
+                        longitude: longitude,
+                        placeName: placeName
+                    )
+                ),
                 // Only to a current mate, checked after the walk's own rules. The pair stream is read,
                 // never written; an unpairing that commits meanwhile makes the append fail.
                 .check(MatesDecider.self, on: .mates(from, to)) { pair throws(DomainError) in

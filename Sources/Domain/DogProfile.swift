@@ -20,8 +20,14 @@ public struct DogProfile: Sendable, Equatable, Codable {
     public var profileImage: String?
 
     public init(
-        nickname: String, dogName: String, age: Int, sex: Sex, neutered: Bool,
-        size: Size, keywords: [Keyword], profileImage: String? = nil
+        nickname: String,
+        dogName: String,
+        age: Int,
+        sex: Sex,
+        neutered: Bool,
+        size: Size,
+        keywords: [Keyword],
+        profileImage: String? = nil
     ) {
         self.nickname = nickname
         self.dogName = dogName
@@ -77,7 +83,10 @@ public struct DogProfile: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case nickname, dogName = "dog_name", age, sex, neutered, size, keywords, profileImage = "profile_image"
+        case nickname
+        case dogName = "dog_name"
+        case age, sex, neutered, size, keywords
+        case profileImage = "profile_image"
     }
 
     public func encode(to encoder: Encoder) throws {

@@ -89,7 +89,8 @@ extension WalkRequested {
     /// encodes as before. A test compares both on many random walks.
     func handwrittenJSON() -> Data? {
         guard let latitude = Self.plainNumber(latitude), let longitude = Self.plainNumber(longitude),
-              Self.isPlain(message), placeName.map(Self.isPlain) ?? true else { return nil }
+            Self.isPlain(message), placeName.map(Self.isPlain) ?? true
+        else { return nil }
         var out = "{\"created_at\":\"" + Timestamp.string(from: createdAt)
         out += "\",\"expires_at\":\"" + Timestamp.string(from: expiresAt)
         out += "\",\"from\":\"" + from.lowercasedString

@@ -18,8 +18,8 @@ public enum EventUpcasting {
                     profile["keywords"] = [keyword]
                 }
                 json["profile"] = profile
-            },
-        ],
+            }
+        ]
     ]
 
     /// `data` as JSON of the current schema version of `typeName`.
@@ -27,7 +27,7 @@ public enum EventUpcasting {
         let current = Event.currentSchemaVersion(of: typeName)
         if version == current { return data }
         guard version < current, let steps = upcasters[typeName],
-              (version..<current).allSatisfy({ steps[$0] != nil })
+            (version..<current).allSatisfy({ steps[$0] != nil })
         else { throw EventDecodingError.unsupportedSchemaVersion(typeName: typeName, version: version) }
         guard var json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw EventDecodingError.malformed(typeName: typeName, reason: "not a JSON object")

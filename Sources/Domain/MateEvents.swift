@@ -19,7 +19,10 @@ public struct MateRequestUpdate: Sendable, Equatable, Codable {
         self.at = at
     }
 
-    enum CodingKeys: String, CodingKey { case requestID = "request_id", from, to, at }
+    enum CodingKeys: String, CodingKey {
+        case requestID = "request_id"
+        case from, to, at
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -50,7 +53,10 @@ public struct MateAccepted: Sendable, Equatable, Codable {
         self.mutual = mutual
     }
 
-    enum CodingKeys: String, CodingKey { case requestID = "request_id", from, to, at, mutual }
+    enum CodingKeys: String, CodingKey {
+        case requestID = "request_id"
+        case from, to, at, mutual
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

@@ -20,7 +20,13 @@ public enum MatesDecider: Decider {
         case .mateRequested(let e):
             s.status = .pending(requestID: e.requestID, from: e.from, to: e.to)
             s.requests[e.requestID] = .init(
-                requestID: e.requestID, from: e.from, to: e.to, status: .pending, createdAt: e.at, updatedAt: e.at)
+                requestID: e.requestID,
+                from: e.from,
+                to: e.to,
+                status: .pending,
+                createdAt: e.at,
+                updatedAt: e.at
+            )
         case .mateAccepted(let e):
             s.status = .mates(since: e.at)
             s.requests[e.requestID]?.status = .accepted
@@ -87,7 +93,11 @@ public enum MatesDecider: Decider {
 
     /// The request `by` may answer: it exists (`not_found`), `by` is its addressee
     /// (`not_addressee`) and it is the pair's pending request (`not_pending`).
-    private static func pendingRequest(_ requestID: UUID, answeredBy by: UUID, in state: MatesState) throws(DomainError) -> MatesState.Request {
+    private static func pendingRequest(
+        _ requestID: UUID,
+        answeredBy by: UUID,
+        in state: MatesState
+    ) throws(DomainError) -> MatesState.Request {
         guard let request = state.requests[requestID] else { throw .notFound }
         guard request.to == by else { throw .notAddressee }
         guard state.pendingRequestID == requestID else { throw .notPending }

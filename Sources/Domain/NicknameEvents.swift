@@ -14,7 +14,11 @@ public struct NicknameClaim: Sendable, Equatable, Codable {
         self.at = at
     }
 
-    enum CodingKeys: String, CodingKey { case nickname, userID = "user_id", at }
+    enum CodingKeys: String, CodingKey {
+        case nickname
+        case userID = "user_id"
+        case at
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

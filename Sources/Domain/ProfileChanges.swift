@@ -14,8 +14,13 @@ public struct ProfileChanges: Sendable, Equatable {
     public var profileImage: String??
 
     public init(
-        nickname: String? = nil, dogName: String? = nil, age: Int? = nil, neutered: Bool? = nil,
-        size: Size? = nil, keywords: [Keyword]? = nil, profileImage: String?? = nil
+        nickname: String? = nil,
+        dogName: String? = nil,
+        age: Int? = nil,
+        neutered: Bool? = nil,
+        size: Size? = nil,
+        keywords: [Keyword]? = nil,
+        profileImage: String?? = nil
     ) {
         self.nickname = nickname
         self.dogName = dogName

@@ -67,7 +67,9 @@ public enum SniffMeet {
     /// refusal winning. A stream missing from `states` counts as empty, so the handler must pass
     /// every stream `streams(for:loaded:)` named.
     public static func decide(
-        _ command: Command, states: [StreamName: StreamState], context: DecisionContext
+        _ command: Command,
+        states: [StreamName: StreamState],
+        context: DecisionContext
     ) throws(DomainError) -> Decision {
         // The log keeps milliseconds; deciding at that precision makes the events in memory
         // equal to the ones read back.

@@ -22,7 +22,9 @@ struct Step {
     /// allows it. As a condition of the append, a change to the stream that commits meanwhile
     /// makes the append fail and the command be decided again, so the rule cannot be raced.
     static func check<D: Decider>(
-        _ decider: D.Type, on stream: StreamName, _ rule: @escaping (D.State) throws(DomainError) -> Void
+        _ decider: D.Type,
+        on stream: StreamName,
+        _ rule: @escaping (D.State) throws(DomainError) -> Void
     ) -> Step {
         Step(stream: stream) { state, _ throws(DomainError) -> [Event] in
             try rule(state.flatMap(D.State.extract) ?? D.initial)

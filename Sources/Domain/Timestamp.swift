@@ -28,7 +28,10 @@ public enum Timestamp {
         let days = CivilDate.floorDiv(ms, 86_400_000)
         let msOfDay = ms - days * 86_400_000
         let (y, m, d) = CivilDate.date(days: days)
-        let h = msOfDay / 3_600_000, min = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, milli = msOfDay % 1000
+        let h = msOfDay / 3_600_000
+        let min = msOfDay / 60_000 % 60
+        let s = msOfDay / 1000 % 60
+        let milli = msOfDay % 1000
         // The year may be any width; the 20 bytes after it never vary in width and are written
         // in place, then appended at once.
         appendDigits(y, 4, &text)
@@ -41,8 +44,12 @@ public enum Timestamp {
                     rest /= 10
                 }
             }
-            put("-", m, 2, at: 0); put("-", d, 2, at: 3); put("T", h, 2, at: 6)
-            put(":", min, 2, at: 9); put(":", s, 2, at: 12); put(".", milli, 3, at: 15)
+            put("-", m, 2, at: 0)
+            put("-", d, 2, at: 3)
+            put("T", h, 2, at: 6)
+            put(":", min, 2, at: 9)
+            put(":", s, 2, at: 12)
+            put(".", milli, 3, at: 15)
             buffer[19] = UInt8(ascii: "Z")
             text.append(contentsOf: UnsafeBufferPointer(buffer))
         }
@@ -52,18 +59,19 @@ public enum Timestamp {
     public static func date(from string: String) -> Date? {
         let chars = Array(string.utf8)
         guard chars.count >= 20, chars.last == UInt8(ascii: "Z"),
-              chars[4] == UInt8(ascii: "-"), chars[7] == UInt8(ascii: "-"),
-              chars[10] == UInt8(ascii: "T") || chars[10] == UInt8(ascii: "t"),
-              chars[13] == UInt8(ascii: ":"), chars[16] == UInt8(ascii: ":"),
-              let y = number(chars[0..<4]), let mo = number(chars[5..<7]), let d = number(chars[8..<10]),
-              let h = number(chars[11..<13]), let mi = number(chars[14..<16]), let s = number(chars[17..<19]),
-              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 60
+            chars[4] == UInt8(ascii: "-"), chars[7] == UInt8(ascii: "-"),
+            chars[10] == UInt8(ascii: "T") || chars[10] == UInt8(ascii: "t"),
+            chars[13] == UInt8(ascii: ":"), chars[16] == UInt8(ascii: ":"),
+            let y = number(chars[0..<4]), let mo = number(chars[5..<7]), let d = number(chars[8..<10]),
+            let h = number(chars[11..<13]), let mi = number(chars[14..<16]), let s = number(chars[17..<19]),
+            (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 60
         else { return nil }
         var fractionMs = 0
         let rest = chars[19..<(chars.count - 1)]
         if !rest.isEmpty {
             guard rest.first == UInt8(ascii: "."), rest.count >= 2, rest.count <= 10,
-                  let digits = number(rest.dropFirst()) else { return nil }
+                let digits = number(rest.dropFirst())
+            else { return nil }
             // Keep milliseconds only, as the log does.
             let width = rest.count - 1
             fractionMs = width >= 3 ? digits / pow10(width - 3) : digits * pow10(3 - width)
@@ -85,8 +93,12 @@ public enum Timestamp {
             text.append(UInt8(ascii: "-"))
             return appendDigits(-value, width, &text)
         }
-        var count = 1, divisor = 1
-        while value / divisor >= 10 { divisor *= 10; count += 1 }
+        var count = 1
+        var divisor = 1
+        while value / divisor >= 10 {
+            divisor *= 10
+            count += 1
+        }
         if count < width { text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
         while divisor > 0 {
             text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))

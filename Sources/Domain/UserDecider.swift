@@ -57,7 +57,8 @@ public enum UserDecider: Decider {
 
         case .setDeviceToken(let userID, let token):
             guard deviceTokenLength.contains(token.count),
-                  token.unicodeScalars.allSatisfy({ $0.isASCIIHexDigit }) else {
+                token.unicodeScalars.allSatisfy({ $0.isASCIIHexDigit })
+            else {
                 throw .validationFailed(field: "device_token", reason: "must be 64 to 200 hex digits")
             }
             guard state.isRegistered else { throw .userNotFound }

@@ -15,7 +15,11 @@ public struct UserRegistered: Sendable, Equatable, Codable {
         self.registeredAt = registeredAt
     }
 
-    enum CodingKeys: String, CodingKey { case userID = "user_id", profile, registeredAt = "registered_at" }
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case profile
+        case registeredAt = "registered_at"
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -37,7 +41,11 @@ public struct ProfileUpdated: Sendable, Equatable, Codable {
         self.updatedAt = updatedAt
     }
 
-    enum CodingKeys: String, CodingKey { case userID = "user_id", profile, updatedAt = "updated_at" }
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case profile
+        case updatedAt = "updated_at"
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -59,7 +67,11 @@ public struct DeviceTokenSet: Sendable, Equatable, Codable {
         self.at = at
     }
 
-    enum CodingKeys: String, CodingKey { case userID = "user_id", deviceToken = "device_token", at }
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case deviceToken = "device_token"
+        case at
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -82,7 +94,11 @@ public struct NotificationDismissed: Sendable, Equatable, Codable {
         self.at = at
     }
 
-    enum CodingKeys: String, CodingKey { case userID = "user_id", notificationID = "notification_id", at }
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case notificationID = "notification_id"
+        case at
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

@@ -12,8 +12,13 @@ public struct UserState: Sendable, Equatable {
     /// Inbox entries the user removed (notification ids); dismissing one again changes nothing.
     public var dismissedNotifications: Set<UUID>
 
-    public init(userID: UUID? = nil, profile: DogProfile? = nil, registeredAt: Date? = nil, deviceToken: String? = nil,
-                dismissedNotifications: Set<UUID> = []) {
+    public init(
+        userID: UUID? = nil,
+        profile: DogProfile? = nil,
+        registeredAt: Date? = nil,
+        deviceToken: String? = nil,
+        dismissedNotifications: Set<UUID> = []
+    ) {
         self.userID = userID
         self.profile = profile
         self.registeredAt = registeredAt

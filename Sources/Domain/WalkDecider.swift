@@ -61,9 +61,21 @@ public enum WalkDecider: Decider {
             }
             // Walk ids are made by the server; the stream must be new.
             guard !state.exists else { throw .alreadyExists }
-            return [.walkRequested(WalkRequested(
-                walkID: walkID, from: from, to: to, message: message, latitude: latitude, longitude: longitude,
-                placeName: placeName, createdAt: now, expiresAt: now.addingTimeInterval(context.walkTTL)))]
+            return [
+                .walkRequested(
+                    WalkRequested(
+                        walkID: walkID,
+                        from: from,
+                        to: to,
+                        message: message,
+                        latitude: latitude,
+                        longitude: longitude,
+                        placeName: placeName,
+                        createdAt: now,
+                        expiresAt: now.addingTimeInterval(context.walkTTL)
+                    )
+                )
+            ]
 
         case .respond(let by, let answer):
             guard let walk = state.request, let status = state.status else { throw .notFound }

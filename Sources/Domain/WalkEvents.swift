@@ -17,8 +17,15 @@ public struct WalkRequested: Sendable, Equatable, Codable {
     public var expiresAt: Date
 
     public init(
-        walkID: UUID, from: UUID, to: UUID, message: String, latitude: Double, longitude: Double,
-        placeName: String?, createdAt: Date, expiresAt: Date
+        walkID: UUID,
+        from: UUID,
+        to: UUID,
+        message: String,
+        latitude: Double,
+        longitude: Double,
+        placeName: String?,
+        createdAt: Date,
+        expiresAt: Date
     ) {
         self.walkID = walkID
         self.from = from
@@ -32,8 +39,12 @@ public struct WalkRequested: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case walkID = "walk_id", from, to, message, latitude, longitude, placeName = "place_name",
-             createdAt = "created_at", expiresAt = "expires_at"
+        case walkID = "walk_id"
+        case from, to, message, latitude, longitude
+        case placeName = "place_name"
+        case
+            createdAt = "created_at"
+        case expiresAt = "expires_at"
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -66,7 +77,10 @@ public struct WalkUpdate: Sendable, Equatable, Codable {
         self.at = at
     }
 
-    enum CodingKeys: String, CodingKey { case walkID = "walk_id", from, to, at }
+    enum CodingKeys: String, CodingKey {
+        case walkID = "walk_id"
+        case from, to, at
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

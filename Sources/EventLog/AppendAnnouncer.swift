@@ -11,7 +11,10 @@ import Synchronization
 /// the next one. The NOTIFY commits asynchronously: losing it in a crash costs only a poll
 /// interval. Readers in this process are woken directly, without waiting for it.
 public final class AppendAnnouncer: Sendable {
-    private struct State { var inFlight = false; var dirty = false }
+    private struct State {
+        var inFlight = false
+        var dirty = false
+    }
     private let state = Mutex(State())
     private let pool: ConnectionPool
     private let logger: Logger
@@ -27,7 +30,10 @@ public final class AppendAnnouncer: Sendable {
     /// Something was committed; make sure a NOTIFY follows.
     public func announce() {
         let start = state.withLock { state -> Bool in
-            if state.inFlight { state.dirty = true; return false }
+            if state.inFlight {
+                state.dirty = true
+                return false
+            }
             state.inFlight = true
             return true
         }
@@ -38,14 +44,19 @@ public final class AppendAnnouncer: Sendable {
                 do {
                     try await pool.withConnection { connection in
                         _ = try connection.execute(
-                            "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", [EventLog.channel])
+                            "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')",
+                            [EventLog.channel]
+                        )
                     }
                 } catch {
                     // Readers fall back to polling; nothing is lost but latency.
                     logger.debug("NOTIFY failed", metadata: ["error": "\(error)"])
                 }
                 let again = state.withLock { state -> Bool in
-                    if state.dirty { state.dirty = false; return true }
+                    if state.dirty {
+                        state.dirty = false
+                        return true
+                    }
                     state.inFlight = false
                     return false
                 }

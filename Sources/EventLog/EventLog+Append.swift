@@ -42,8 +42,12 @@ extension EventLog {
     /// other tables atomically with their events); the caller announces after commit
     /// (`announceCommitted()`). A retried command id throws `alreadyAppended`: the transaction
     /// is aborted, roll it back and look the first run up.
-    public static func append(on connection: Connection, commandID: UUID?, expectations: [String: ExpectedVersion],
-                              events: [NewEvent]) throws -> AppendResult {
+    public static func append(
+        on connection: Connection,
+        commandID: UUID?,
+        expectations: [String: ExpectedVersion],
+        events: [NewEvent]
+    ) throws -> AppendResult {
         let plan = AppendPlan(commandID: commandID, expectations: expectations, events: events)
         do {
             return try plan.run(on: connection)
@@ -75,8 +79,12 @@ extension EventLog {
         var digest = Array(SHA256.hash(data: bytes).prefix(16))
         digest[6] = (digest[6] & 0x0F) | 0x80
         digest[8] = (digest[8] & 0x3F) | 0x80
-        return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
-                           digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+        return UUID(
+            uuid: (
+                digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+                digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]
+            )
+        )
     }
 }
 
@@ -179,10 +187,14 @@ struct AppendPlan {
     var insertStatement: Connection.Statement {
         if let shape = insertShape {
             let event = shape.event
-            return Connection.Statement(Self.singleEventSQL, [
-                event.stream, ids[0], event.type, JSONB(event.data), JSONB(event.metadata), expectations[event.stream]!.parameter,
-                shape.condition?.stream, shape.condition?.version,
-            ], prepared: true)
+            return Connection.Statement(
+                Self.singleEventSQL,
+                [
+                    event.stream, ids[0], event.type, JSONB(event.data), JSONB(event.metadata), expectations[event.stream]!.parameter,
+                    shape.condition?.stream, shape.condition?.version,
+                ],
+                prepared: true
+            )
         }
         // Per event: its rank within its stream; the new version is the stream's head plus the rank.
         var seen: [String: Int64] = [:]
@@ -192,11 +204,15 @@ struct AppendPlan {
             return rank
         }
         let streams = expectations.keys.sorted()
-        return Connection.Statement(Self.insertSQL, [
-            events.map(\.stream), ranks, ids, events.map(\.type),
-            events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) },
-            streams, streams.map { expectations[$0]!.parameter }, streams.map { writtenStreams.contains($0) },
-        ], prepared: true)
+        return Connection.Statement(
+            Self.insertSQL,
+            [
+                events.map(\.stream), ranks, ids, events.map(\.type),
+                events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) },
+                streams, streams.map { expectations[$0]!.parameter }, streams.map { writtenStreams.contains($0) },
+            ],
+            prepared: true
+        )
     }
 
     /// Runs the plan alone: locks and insert in one round trip. Outside a transaction the
@@ -234,8 +250,10 @@ struct AppendPlan {
     func mapped(_ error: PostgresError) -> any Error {
         if case .server(let server) = error, server.sqlState == SQLState.uniqueViolation {
             if server.constraint == "events_event_id_key" { return EventLogError.alreadyAppended }
-            return EventLogError.versionConflict(stream: Self.stream(fromKeyDetail: server.detail) ?? writtenStreams[0],
-                                                 message: "version conflict: \(server.detail ?? server.message)")
+            return EventLogError.versionConflict(
+                stream: Self.stream(fromKeyDetail: server.detail) ?? writtenStreams[0],
+                message: "version conflict: \(server.detail ?? server.message)"
+            )
         }
         if case .server(let server) = error, server.sqlState == SQLState.deadlockDetected {
             // Only possible when one transaction appends several times (locks taken per call):
@@ -248,7 +266,9 @@ struct AppendPlan {
     /// The first run's result of this command, if its events are in the log.
     func firstRun(on connection: Connection) throws -> AppendResult? {
         let result = try connection.execute(
-            "SELECT event_id, transaction_id, position FROM events WHERE event_id = ANY($1)", [ids])
+            "SELECT event_id, transaction_id, position FROM events WHERE event_id = ANY($1)",
+            [ids]
+        )
         guard result.count == ids.count else { return nil }
         var byID: [UUID: LogPosition] = [:]
         for row in result.rows { byID[try row.uuid(0)] = LogPosition(transactionID: try row.uint64(1), position: try row.int64(2)) }
@@ -258,11 +278,14 @@ struct AppendPlan {
     /// Which stream made the append fail (best effort: the state may have moved again).
     func conflictingStream(on connection: Connection) throws -> String {
         let checked = expectations.keys.sorted().compactMap { stream in expectations[stream]!.parameter.map { (stream, $0) } }
-        let result = try connection.execute("""
+        let result = try connection.execute(
+            """
             SELECT c.stream_id FROM unnest($1::text[], $2::bigint[]) AS c(stream_id, version)
             WHERE coalesce((SELECT max(h.stream_version) FROM events h WHERE h.stream_id = c.stream_id), 0) <> c.version
             ORDER BY c.stream_id LIMIT 1
-            """, [checked.map(\.0), checked.map(\.1)])
+            """,
+            [checked.map(\.0), checked.map(\.1)]
+        )
         return try result.first?.string(0) ?? writtenStreams[0]
     }
 

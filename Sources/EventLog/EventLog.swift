@@ -33,9 +33,12 @@ public struct EventLog: Sendable {
     }
 
     public static func readStream(on connection: Connection, _ stream: String, fromVersion version: Int64 = 1) throws -> [RecordedEvent] {
-        let result = try connection.execute("""
+        let result = try connection.execute(
+            """
             SELECT \(columns) FROM events WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version
-            """, [stream, version])
+            """,
+            [stream, version]
+        )
         return try result.rows.map(decodeEvent)
     }
 
@@ -88,22 +91,30 @@ public struct EventLog: Sendable {
         // One round trip: the page, and whether newer events wait behind a still-running older
         // transaction (then the reader looks again soon instead of waiting for a signal).
         let results = try connection.pipeline([
-            Connection.Statement("""
+            Connection.Statement(
+                """
                 SELECT \(columns) FROM events
                 WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
                   AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
                 ORDER BY transaction_id, position
                 LIMIT $3
-                """, after + [limit], prepared: true),
+                """,
+                after + [limit],
+                prepared: true
+            ),
             // "Is the newest event after the checkpoint beyond the horizon?" and not "does any
             // event beyond the horizon exist?": the planner ran that EXISTS as a sequential scan
             // of the whole log (no row matches, so it never stops early); this is one probe of
             // the feed index, backwards from its end.
-            Connection.Statement("""
+            Connection.Statement(
+                """
                 SELECT coalesce((SELECT transaction_id FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
                                  ORDER BY transaction_id DESC, position DESC LIMIT 1)
                                 >= pg_snapshot_xmin(pg_current_snapshot()), false)
-                """, after, prepared: true),
+                """,
+                after,
+                prepared: true
+            ),
         ])
         let events = try results[0].rows.map(decodeEvent)
         let pending = try results[1].first!.bool(0)
@@ -116,11 +127,13 @@ public struct EventLog: Sendable {
     }
 
     public static func head(on connection: Connection) throws -> LogPosition {
-        let result = try connection.execute("""
+        let result = try connection.execute(
+            """
             SELECT transaction_id, position FROM events
             WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY transaction_id DESC, position DESC LIMIT 1
-            """)
+            """
+        )
         guard let row = result.first else { return .start }
         return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
     }
@@ -130,8 +143,14 @@ public struct EventLog: Sendable {
     public static func decodeEvent(_ row: Row) throws -> RecordedEvent {
         RecordedEvent(
             position: LogPosition(transactionID: try row.uint64(0), position: try row.int64(1)),
-            stream: try row.string(2), version: try row.int64(3), id: try row.uuid(4), type: try row.string(5),
-            data: try row.json(6), metadata: try row.json(7), recordedAt: try row.date(8))
+            stream: try row.string(2),
+            version: try row.int64(3),
+            id: try row.uuid(4),
+            type: try row.string(5),
+            data: try row.json(6),
+            metadata: try row.json(7),
+            recordedAt: try row.date(8)
+        )
     }
 }
 

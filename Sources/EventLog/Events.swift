@@ -101,7 +101,8 @@ extension RecordedEvent {
         // (a rebuild reads every event's metadata); anything else takes the general path.
         if let fast = fastSchemaVersion(metadata) { return fast }
         guard metadata.range(of: Data("schema_version".utf8)) != nil,
-              let object = try? JSONSerialization.jsonObject(with: metadata) as? [String: Any] else { return 1 }
+            let object = try? JSONSerialization.jsonObject(with: metadata) as? [String: Any]
+        else { return 1 }
         if let number = object["schema_version"] as? Int { return number }
         if let text = object["schema_version"] as? String, let number = Int(text) { return number }
         return 1
@@ -122,13 +123,16 @@ extension RecordedEvent {
                 }
                 var cursor = index + key.count
                 while cursor < bytes.count, bytes[cursor] == UInt8(ascii: " ") { cursor += 1 }
-                var value = 0, digits = 0
+                var value = 0
+                var digits = 0
                 while cursor < bytes.count, bytes[cursor] >= UInt8(ascii: "0"), bytes[cursor] <= UInt8(ascii: "9"), digits < 9 {
                     value = value * 10 + Int(bytes[cursor] - UInt8(ascii: "0"))
                     cursor += 1
                     digits += 1
                 }
-                guard digits > 0, cursor < bytes.count, bytes[cursor] == UInt8(ascii: ",") || bytes[cursor] == UInt8(ascii: "}") else { return nil }
+                guard digits > 0, cursor < bytes.count, bytes[cursor] == UInt8(ascii: ",") || bytes[cursor] == UInt8(ascii: "}") else {
+                    return nil
+                }
                 return value
             }
             return nil

@@ -102,11 +102,14 @@ final class GroupCommit: Sendable {
             if let outcome {
                 waiting.continuation.resume(returning: outcome)
             } else {
-                let plan = waiting.plan, reads = waiting.reads
+                let plan = waiting.plan
+                let reads = waiting.reads
                 do {
-                    waiting.continuation.resume(returning: try await pool.withConnection { connection in
-                        try Self.alone(plan, reads: reads, on: connection)
-                    })
+                    waiting.continuation.resume(
+                        returning: try await pool.withConnection { connection in
+                            try Self.alone(plan, reads: reads, on: connection)
+                        }
+                    )
                 } catch {
                     waiting.continuation.resume(throwing: error)
                 }
@@ -159,8 +162,10 @@ final class GroupCommit: Sendable {
         } catch EventLogError.versionConflict(let stream, let message) {
             // A retried command finds its streams moved on, by its own first run.
             guard let first = try plan.firstRun(on: connection) else {
-                throw EventLogError.versionConflict(stream: stream.isEmpty ? try plan.conflictingStream(on: connection) : stream,
-                                                    message: message)
+                throw EventLogError.versionConflict(
+                    stream: stream.isEmpty ? try plan.conflictingStream(on: connection) : stream,
+                    message: message
+                )
             }
             appended = first
         }

@@ -25,7 +25,7 @@ public struct LogPosition: Comparable, Hashable, Sendable, CustomStringConvertib
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         // Digits only: Swift's integer parsing would also take a sign ("+0.0").
         guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
-              let transaction = UInt64(parts[0]), let position = Int64(parts[1])
+            let transaction = UInt64(parts[0]), let position = Int64(parts[1])
         else { return nil }
         self.init(transactionID: transaction, position: position)
     }

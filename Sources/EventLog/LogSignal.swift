@@ -32,7 +32,10 @@ public final class LogSignal: Sendable {
     /// Returns once the generation moved past `generation`, or after `timeout` (the polling
     /// fallback), or at cancellation.
     public func wait(since generation: UInt64, timeout: Duration) async {
-        let id = state.withLock { state -> UInt64 in state.nextWaiter &+= 1; return state.nextWaiter }
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiter &+= 1
+            return state.nextWaiter
+        }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             self?.wake(id)

@@ -1,7 +1,7 @@
+import Crypto
 import Foundation
 import Logging
 import Postgres
-import Crypto
 
 /// Applies the numbered SQL files of `schema/` in order, each in its own transaction, and
 /// records each with a SHA-256 checksum. Refuses to run when an applied file changed or went
@@ -29,7 +29,8 @@ public struct Migrator: Sendable {
         public var description: String {
             switch self {
             case .changedAfterApply(let version, let name):
-                return "migration \(version) (\(name)) was changed after it was applied; applied migrations are never edited: add a new file instead"
+                return
+                    "migration \(version) (\(name)) was changed after it was applied; applied migrations are never edited: add a new file instead"
             case .missingFile(let version, let name):
                 return "migration \(version) (\(name)) is recorded as applied but its file is missing"
             case .badFileName(let name):
@@ -90,13 +91,15 @@ public struct Migrator: Sendable {
         // Session lock: a second migrator waits here, then finds the files applied.
         try connection.execute("SELECT pg_advisory_lock(7336224418)")
         defer { _ = try? connection.execute("SELECT pg_advisory_unlock(7336224418)") }
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version    integer PRIMARY KEY,
                 name       text NOT NULL,
                 checksum   text NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now())
-            """)
+            """
+        )
         let applied = try appliedVersions(connection)
         var done: [String] = []
         for migration in migrations {
@@ -109,8 +112,10 @@ public struct Migrator: Sendable {
             logger.info("applying migration", metadata: ["file": "\(migration.name)"])
             try connection.transaction { connection in
                 try connection.executeScript(migration.sql)
-                try connection.execute("INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                                       [migration.version, migration.name, migration.checksum])
+                try connection.execute(
+                    "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                    [migration.version, migration.name, migration.checksum]
+                )
             }
             done.append(migration.name)
         }

@@ -15,8 +15,13 @@ public struct APIError: Error, Sendable, Equatable {
     /// Extra headers (`Retry-After`, `Allow`).
     public var headers: [String: String]
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil,
-                headers: [String: String] = [:]) {
+    public init(
+        _ status: HTTPResponse.Status,
+        _ code: String,
+        _ message: String,
+        field: String? = nil,
+        headers: [String: String] = [:]
+    ) {
         self.status = status
         self.code = code
         self.message = message
@@ -35,31 +40,60 @@ public struct APIError: Error, Sendable, Equatable {
         APIError(.contentTooLarge, "body_too_large", "The request body is larger than \(limit) bytes.")
     }
     public static func methodNotAllowed(allowed: [String]) -> APIError {
-        APIError(.methodNotAllowed, "method_not_allowed", "This route does not accept that method.",
-                 headers: ["Allow": allowed.joined(separator: ", ")])
+        APIError(
+            .methodNotAllowed,
+            "method_not_allowed",
+            "This route does not accept that method.",
+            headers: ["Allow": allowed.joined(separator: ", ")]
+        )
     }
     /// A value the database refused (out of its range, a character it cannot store) that no
     /// earlier check caught: still the request's fault, never a 500.
-    public static let invalidValue = APIError(.badRequest, "validation_failed", "A value is out of range or holds characters that are not allowed.")
-    public static let unavailable = APIError(.serviceUnavailable, "unavailable", "The database is not reachable or too slow; try again.",
-                                             headers: ["Retry-After": "1"])
-    public static let overloaded = APIError(.serviceUnavailable, "overloaded", "Too many requests are waiting for the database; try again.",
-                                            headers: ["Retry-After": "1"])
-    public static let notCaughtUp = APIError(.serviceUnavailable, "not_caught_up",
-                                             "The read models have not reached Min-Log-Position yet; try again.",
-                                             headers: ["Retry-After": "1"])
-    public static let requestTimeout = APIError(.serviceUnavailable, "request_timeout", "The request took too long; try again.",
-                                                headers: ["Retry-After": "1"])
-    public static let idempotencyKeyReused = APIError(.unprocessableContent, "idempotency_key_reused",
-                                                      "This Idempotency-Key was used with a different request.")
+    public static let invalidValue = APIError(
+        .badRequest,
+        "validation_failed",
+        "A value is out of range or holds characters that are not allowed."
+    )
+    public static let unavailable = APIError(
+        .serviceUnavailable,
+        "unavailable",
+        "The database is not reachable or too slow; try again.",
+        headers: ["Retry-After": "1"]
+    )
+    public static let overloaded = APIError(
+        .serviceUnavailable,
+        "overloaded",
+        "Too many requests are waiting for the database; try again.",
+        headers: ["Retry-After": "1"]
+    )
+    public static let notCaughtUp = APIError(
+        .serviceUnavailable,
+        "not_caught_up",
+        "The read models have not reached Min-Log-Position yet; try again.",
+        headers: ["Retry-After": "1"]
+    )
+    public static let requestTimeout = APIError(
+        .serviceUnavailable,
+        "request_timeout",
+        "The request took too long; try again.",
+        headers: ["Retry-After": "1"]
+    )
+    public static let idempotencyKeyReused = APIError(
+        .unprocessableContent,
+        "idempotency_key_reused",
+        "This Idempotency-Key was used with a different request."
+    )
     /// Past a client's budget (requests, open streams): `429` with the seconds to wait.
     public static func rateLimited(retryAfter seconds: Int, _ message: String = "Too many requests; slow down.") -> APIError {
         APIError(.tooManyRequests, "rate_limited", message, headers: ["Retry-After": String(max(1, seconds))])
     }
     /// A repeated sign-up (or session creation): its bearer token was shown once and never again.
-    public static let alreadyRegistered = APIError(.conflict, "already_registered",
-                                                   "This request already succeeded; its token cannot be shown again.")
-    public static let internalError = APIError(.internalServerError, "internal_error", "Something went wrong on our side.")
+    public static let alreadyRegistered = APIError(
+        .conflict,
+        "already_registered",
+        "This request already succeeded; its token cannot be shown again."
+    )
+    public static let unexpected = APIError(.internalServerError, "internal_error", "Something went wrong on our side.")
 }
 
 extension APIError: HTTPResponseError {

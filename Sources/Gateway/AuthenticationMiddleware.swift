@@ -13,7 +13,9 @@ struct AuthenticationMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.identity = try await authenticator.requireUser(
-            request, address: request.clientAddress(context, trustForwardedFor: trustForwardedFor))
+            request,
+            address: request.clientAddress(context, trustForwardedFor: trustForwardedFor)
+        )
         return try await next(request, context)
     }
 }

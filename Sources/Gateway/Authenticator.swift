@@ -33,9 +33,11 @@ struct Authenticator: Sendable {
         // "bearer" in any case: OR-ing 0x20 lowercases ASCII letters and maps nothing else onto one.
         let scheme = Self.scheme
         guard bytes.count - start > scheme.count + 1,
-              zip(bytes[start...], scheme).allSatisfy({ $0 | 0x20 == $1 }),
-              bytes[start + scheme.count] == UInt8(ascii: " ") else { return nil }
-        var tokenStart = start + scheme.count, tokenEnd = bytes.endIndex
+            zip(bytes[start...], scheme).allSatisfy({ $0 | 0x20 == $1 }),
+            bytes[start + scheme.count] == UInt8(ascii: " ")
+        else { return nil }
+        var tokenStart = start + scheme.count
+        var tokenEnd = bytes.endIndex
         while tokenStart < tokenEnd, isBlank(bytes[tokenStart]) { tokenStart += 1 }
         while tokenEnd > tokenStart, isBlank(bytes[tokenEnd - 1]) { tokenEnd -= 1 }
         return tokenStart < tokenEnd ? String(decoding: bytes[tokenStart..<tokenEnd], as: UTF8.self) : nil

@@ -1,10 +1,10 @@
 import Commands
 import EventLog
-import Projections
 import Foundation
 import Hummingbird
 import Logging
 import Postgres
+import Projections
 import ServiceLifecycle
 
 /// The router with every route of API.md and the middleware chain:
@@ -19,16 +19,27 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     let allowedMethods = AllowedMethods()
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware(metrics: services.metrics))
-    router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods, maxBodyBytes: configuration.maxBodyBytes,
-                                           translate: { _ in nil }))
+    router.add(
+        middleware: ErrorMiddleware(
+            allowedMethods: allowedMethods,
+            maxBodyBytes: configuration.maxBodyBytes,
+            translate: { _ in nil }
+        )
+    )
     router.add(middleware: RateLimitMiddleware(limiter: services.limiter, trustForwardedFor: configuration.trustForwardedFor))
-    router.add(middleware: TimeoutMiddleware(timeout: configuration.requestTimeout,
-                                             exempt: ["/v1/me/notifications/stream"]))
+    router.add(
+        middleware: TimeoutMiddleware(
+            timeout: configuration.requestTimeout,
+            exempt: ["/v1/me/notifications/stream"]
+        )
+    )
     let signUp = router.group()
         .add(middleware: SignUpBudgetMiddleware(limiter: services.limiter, trustForwardedFor: configuration.trustForwardedFor))
         .add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body, handsOutToken: true))
     let signedIn = router.group()
-        .add(middleware: AuthenticationMiddleware(authenticator: services.authenticator, trustForwardedFor: configuration.trustForwardedFor))
+        .add(
+            middleware: AuthenticationMiddleware(authenticator: services.authenticator, trustForwardedFor: configuration.trustForwardedFor)
+        )
     let commands = signedIn.group().add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body))
 
     OperationsController(services: services).addRoutes(to: router)
@@ -43,18 +54,27 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
 /// The gateway application on `configuration`'s database, with `background` work (projection
 /// runner, walk expiry job, NOTIFY listener) and `services` running beside the HTTP server under
 /// one ServiceGroup: SIGTERM/SIGINT stop accepting, finish in-flight requests, then stop those.
-public func buildApplication(_ configuration: GatewayConfiguration, background: BackgroundWork = .all,
-                             services extra: [any Service] = [],
-                             logger: Logger = Logger(label: "sniffmeet.gateway")) throws -> some ApplicationProtocol {
+public func buildApplication(
+    _ configuration: GatewayConfiguration,
+    background: BackgroundWork = .all,
+    services extra: [any Service] = [],
+    logger: Logger = Logger(label: "sniffmeet.gateway")
+) throws -> some ApplicationProtocol {
     let statementTimeout = configuration.statementTimeout.components
-    let pool = ConnectionPool(connectionString: ConnectionOptions.withStatementTimeout(
-                                  configuration.databaseURL,
-                                  milliseconds: Int(statementTimeout.seconds * 1000 + statementTimeout.attoseconds / 1_000_000_000_000_000)),
-                              maxConnections: configuration.maxConnections, acquireTimeout: .seconds(2), logger: logger)
+    let pool = ConnectionPool(
+        connectionString: ConnectionOptions.withStatementTimeout(
+            configuration.databaseURL,
+            milliseconds: Int(statementTimeout.seconds * 1000 + statementTimeout.attoseconds / 1_000_000_000_000_000)
+        ),
+        maxConnections: configuration.maxConnections,
+        acquireTimeout: .seconds(2),
+        logger: logger
+    )
     let log = EventLog(pool: pool)
     let handler = CommandHandler(log: log, walkTTL: configuration.walkTTL)
     var backgroundServices: [any Service] = []
-    var waiter: ProjectionProgress.Waiter?, feedWaiter: ProjectionProgress.Waiter?
+    var waiter: ProjectionProgress.Waiter?
+    var feedWaiter: ProjectionProgress.Waiter?
     if background.contains(.listener) {
         backgroundServices.append(LogListenerService(log: log, connectionString: configuration.databaseURL, logger: logger))
     }
@@ -81,15 +101,24 @@ public func buildApplication(_ configuration: GatewayConfiguration, background: 
     let router = buildRouter(services, handler: handler)
     return Application(
         router: router,
-        server: .http1(configuration: .init(
-            idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
-                + configuration.idleTimeout.components.attoseconds / 1_000_000_000),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: configuration.maxHeaderBytes,
-                                            maxHeaderListSize: configuration.maxHeaderBytes, maxHeaderFieldCount: 100))),
+        server: .http1(
+            configuration: .init(
+                idleTimeout: .nanoseconds(
+                    Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+                        + configuration.idleTimeout.components.attoseconds / 1_000_000_000
+                ),
+                httpDecoderConfiguration: .init(
+                    maxHeaderFieldSize: configuration.maxHeaderBytes,
+                    maxHeaderListSize: configuration.maxHeaderBytes,
+                    maxHeaderFieldCount: 100
+                )
+            )
+        ),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "sniffmeet"),
         // Stopped in reverse order: the HTTP server first, then extras, background work, the pool last.
         services: [PoolCloser(pool: pool)] + backgroundServices + extra,
-        logger: logger)
+        logger: logger
+    )
 }
 
 /// Closes the pool when the application stops.

@@ -15,8 +15,11 @@ struct CommandRunner: Sendable {
     let metrics: GatewayMetrics
 
     /// Handles `command` and counts what it appended.
-    func run(_ command: Command, _ metadata: CommandMetadata,
-             inSameTransaction: (@Sendable (Postgres.Connection) throws -> Void)? = nil) async throws -> CommandOutcome {
+    func run(
+        _ command: Command,
+        _ metadata: CommandMetadata,
+        inSameTransaction: (@Sendable (Postgres.Connection) throws -> Void)? = nil
+    ) async throws -> CommandOutcome {
         let handler = self.handler
         return try await run(command.name) {
             try await handler.handle(command, metadata: metadata, inSameTransaction: inSameTransaction)
@@ -77,8 +80,13 @@ extension CommandError {
     var apiError: APIError {
         switch self {
         case .domain(let error): error.apiError
-        case .tooManyConflicts: APIError(.serviceUnavailable, "conflict", "Too many concurrent changes; try again.",
-                                         headers: ["Retry-After": "1"])
+        case .tooManyConflicts:
+            APIError(
+                .serviceUnavailable,
+                "conflict",
+                "Too many concurrent changes; try again.",
+                headers: ["Retry-After": "1"]
+            )
         }
     }
 }

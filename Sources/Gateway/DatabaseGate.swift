@@ -19,7 +19,8 @@ public final class DatabaseGate: Sendable {
     public var current: Int { inFlight.load(ordering: .relaxed) }
 
     /// Runs `body` on a pooled connection if the gate admits it; else throws `overloaded`.
-    public func withConnection<T: Sendable>(_ pool: ConnectionPool, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    public func withConnection<T: Sendable>(_ pool: ConnectionPool, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T
+    {
         try await admitted { try await pool.withConnection(body) }
     }
 

@@ -1,9 +1,9 @@
+import Commands
+import Domain
 import Foundation
 import Hummingbird
 import Logging
 import Postgres
-import Domain
-import Commands
 
 /// Turns every error into the JSON error answer of API.md, so that nothing a client sends
 /// becomes an unexplained 500: router misses become `404 not_found` or `405`, database outages
@@ -23,7 +23,7 @@ struct ErrorMiddleware: RouterMiddleware {
             // A bug is an error; an expected 503 (database away, overload, not caught up) a warning.
             // Log lines name the kind of failure and its SQLSTATE, never the values: a server
             // message can quote what the client sent.
-            if apiError.code == APIError.internalError.code {
+            if apiError.code == APIError.unexpected.code {
                 context.logger.error("request failed", metadata: ["error": "\(Self.logSummary(error))", "code": "\(apiError.code)"])
             } else if apiError.status.code >= 500 || error is PostgresError {
                 context.logger.warning("request not served", metadata: ["error": "\(Self.logSummary(error))", "code": "\(apiError.code)"])
@@ -50,18 +50,21 @@ struct ErrorMiddleware: RouterMiddleware {
             case .contentTooLarge:
                 return .bodyTooLarge(limit: maxBodyBytes)
             default:
-                return APIError(error.status, error.status.code < 500 ? "bad_request" : "internal_error",
-                                error.body ?? error.status.reasonPhrase)
+                return APIError(
+                    error.status,
+                    error.status.code < 500 ? "bad_request" : "internal_error",
+                    error.body ?? error.status.reasonPhrase
+                )
             }
         case let error as PostgresError:
             if case .poolTimeout = error { return .overloaded }
             if error.isTransient { return .unavailable }
             if error.isInvalidInput { return .invalidValue }
-            return .internalError
+            return .unexpected
         case is CancellationError:
             return .requestTimeout
         default:
-            return translate(error) ?? .internalError
+            return translate(error) ?? .unexpected
         }
     }
 

@@ -58,14 +58,25 @@ public struct GatewayConfiguration: Sendable {
     public var streamMaxDuration: Duration
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, databaseURL: String,
-        walkTTL: TimeInterval = 60, adminToken: String? = nil, maxBodyBytes: Int = 16 * 1024,
-        readYourWritesTimeout: Duration = .seconds(3), requestTimeout: Duration = .seconds(10),
-        maxConnections: Int = GatewayConfiguration.defaultMaxConnections, maxConcurrentDatabaseWaits: Int = 256,
-        heartbeatInterval: Duration = .seconds(15), streamMaxDuration: Duration = .seconds(600),
-        secret: SymmetricKey = SymmetricKey(size: .bits256), rateLimits: RateLimiter.Budgets = .standard,
-        trustForwardedFor: Bool = false, streamLimits: NotificationFeed.Limits = .init(),
-        idleTimeout: Duration = .seconds(30), maxHeaderBytes: Int = 16 * 1024, statementTimeout: Duration = .seconds(5)
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        databaseURL: String,
+        walkTTL: TimeInterval = 60,
+        adminToken: String? = nil,
+        maxBodyBytes: Int = 16 * 1024,
+        readYourWritesTimeout: Duration = .seconds(3),
+        requestTimeout: Duration = .seconds(10),
+        maxConnections: Int = GatewayConfiguration.defaultMaxConnections,
+        maxConcurrentDatabaseWaits: Int = 256,
+        heartbeatInterval: Duration = .seconds(15),
+        streamMaxDuration: Duration = .seconds(600),
+        secret: SymmetricKey = SymmetricKey(size: .bits256),
+        rateLimits: RateLimiter.Budgets = .standard,
+        trustForwardedFor: Bool = false,
+        streamLimits: NotificationFeed.Limits = .init(),
+        idleTimeout: Duration = .seconds(30),
+        maxHeaderBytes: Int = 16 * 1024,
+        statementTimeout: Duration = .seconds(5)
     ) {
         self.statementTimeout = statementTimeout
         self.secret = secret

@@ -20,12 +20,17 @@ public final class GatewayMetrics: Sendable {
 
     /// Counts one answered request and records its latency.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
-        registry.makeCounter(name: "sniffmeet_http_requests_total",
-                             labels: [("method", method), ("route", route), ("status", String(status))]).increment()
-        registry.makeDurationHistogram(name: "sniffmeet_http_request_duration_seconds",
-                                       labels: [("method", method), ("route", route)],
-                                       buckets: Self.latencyBuckets).recordNanoseconds(
-            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        registry.makeCounter(
+            name: "sniffmeet_http_requests_total",
+            labels: [("method", method), ("route", route), ("status", String(status))]
+        ).increment()
+        registry.makeDurationHistogram(
+            name: "sniffmeet_http_request_duration_seconds",
+            labels: [("method", method), ("route", route)],
+            buckets: Self.latencyBuckets
+        ).recordNanoseconds(
+            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        )
     }
 
     /// Counts events appended by commands of this process.

@@ -34,7 +34,7 @@ public struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext
     /// `IdempotencyMiddleware` has it; any other route asking is a wiring mistake.
     var command: CommandMetadata {
         get throws {
-            guard let commandMetadata else { throw APIError.internalError }
+            guard let commandMetadata else { throw APIError.unexpected }
             return commandMetadata
         }
     }

@@ -25,8 +25,14 @@ public struct GatewayServices: Sendable {
     /// This build's migrations, read once: `/readyz` compares them with the database.
     let migrator: Result<Migrator, any Error>
 
-    public init(configuration: GatewayConfiguration, pool: ConnectionPool, log: EventLog, metrics: GatewayMetrics = GatewayMetrics(),
-                waiter: ProjectionProgress.Waiter? = nil, feedWaiter: ProjectionProgress.Waiter? = nil) {
+    public init(
+        configuration: GatewayConfiguration,
+        pool: ConnectionPool,
+        log: EventLog,
+        metrics: GatewayMetrics = GatewayMetrics(),
+        waiter: ProjectionProgress.Waiter? = nil,
+        feedWaiter: ProjectionProgress.Waiter? = nil
+    ) {
         self.configuration = configuration
         self.pool = pool
         self.log = log
@@ -34,13 +40,21 @@ public struct GatewayServices: Sendable {
         self.tokens = TokenStore(pool: pool, gate: gate)
         self.idempotency = IdempotencyStore(pool: pool, gate: gate, secret: configuration.secret)
         self.readModels = ReadModels(pool: pool, gate: gate)
-        self.progress = ProjectionProgress(pool: pool, gate: gate, waiter: waiter,
-                                           readYourWritesTimeout: configuration.readYourWritesTimeout)
+        self.progress = ProjectionProgress(
+            pool: pool,
+            gate: gate,
+            waiter: waiter,
+            readYourWritesTimeout: configuration.readYourWritesTimeout
+        )
         self.metrics = metrics
         self.limiter = RateLimiter(budgets: configuration.rateLimits)
-        self.feed = NotificationFeed(readModels: readModels, limits: configuration.streamLimits,
-                                     heartbeatInterval: configuration.heartbeatInterval,
-                                     waiter: feedWaiter ?? waiter, logger: Logger(label: "sniffmeet.notification-feed"))
+        self.feed = NotificationFeed(
+            readModels: readModels,
+            limits: configuration.streamLimits,
+            heartbeatInterval: configuration.heartbeatInterval,
+            waiter: feedWaiter ?? waiter,
+            logger: Logger(label: "sniffmeet.notification-feed")
+        )
         self.authenticator = Authenticator(tokens: tokens, limiter: limiter)
         self.body = BodyReader(limit: configuration.maxBodyBytes)
         self.migrator = Result { try Migrator.bundled() }

@@ -21,7 +21,8 @@ struct IdempotencyMiddleware: RouterMiddleware {
     var handsOutToken = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var request = request, context = context
+        var request = request
+        var context = context
         // Read once, here: the fingerprint covers it and the route decodes the same buffer.
         // DELETE routes take no body, so none is read or fingerprinted.
         let raw = request.method == .delete ? Data() : try await body.bytes(&request)

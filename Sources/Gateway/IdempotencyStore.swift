@@ -81,10 +81,17 @@ public struct IdempotencyStore: Sendable {
     public func lookup(scope: UUID, key: String) async throws -> (requestHash: String, answer: Answer)? {
         let keyHash = keyHash(scope: scope, key: key)
         let row = try await gate.withConnection(pool) { connection -> (String, Int, String?, Data)? in
-            guard let row = try connection.execute(Self.lookupSQL, [scope, Hex.string(keyHash), Self.retention.components.seconds],
-                                                   prepared: true).first else { return nil }
-            return (try row.string(0), try row.int(1), row.optionalString(2),
-                    Data(base64Encoded: try row.string(3), options: .ignoreUnknownCharacters) ?? Data())
+            guard
+                let row = try connection.execute(
+                    Self.lookupSQL,
+                    [scope, Hex.string(keyHash), Self.retention.components.seconds],
+                    prepared: true
+                ).first
+            else { return nil }
+            return (
+                try row.string(0), try row.int(1), row.optionalString(2),
+                Data(base64Encoded: try row.string(3), options: .ignoreUnknownCharacters) ?? Data()
+            )
         }
         guard let (requestHash, status, logPosition, sealed) = row else { return nil }
         // A row sealed under another secret (the secret was replaced) is as good as absent.
@@ -107,15 +114,25 @@ public struct IdempotencyStore: Sendable {
         let keyHash = keyHash(scope: scope, key: key)
         let sealed = try seal(answer.body, keyHash: keyHash).base64EncodedString()
         let inserted = try await gate.withConnection(pool) { connection -> Bool in
-            try connection.execute(Self.storeSQL, [scope, Hex.string(keyHash), requestHash, answer.status, answer.logPosition, sealed,
-                                                   Self.retention.components.seconds], prepared: true).affectedRows == 1
+            try connection.execute(
+                Self.storeSQL,
+                [
+                    scope, Hex.string(keyHash), requestHash, answer.status, answer.logPosition, sealed,
+                    Self.retention.components.seconds,
+                ],
+                prepared: true
+            ).affectedRows == 1
         }
         if inserted { return (requestHash, answer) }
         // A concurrent request with the same key stored first. A new statement takes a new
         // snapshot, so its committed row is visible now (the INSERT waited for it).
         guard let first = try await lookup(scope: scope, key: key) else {
-            throw APIError(.conflict, "idempotency_key_in_use", "A request with this Idempotency-Key is still running; retry.",
-                           headers: ["Retry-After": "1"])
+            throw APIError(
+                .conflict,
+                "idempotency_key_in_use",
+                "A request with this Idempotency-Key is still running; retry.",
+                headers: ["Retry-After": "1"]
+            )
         }
         return first
     }
@@ -123,8 +140,10 @@ public struct IdempotencyStore: Sendable {
     /// Deletes answers older than `retention`; returns how many.
     public func purge() async throws -> Int {
         try await pool.withConnection { connection in
-            try connection.execute("DELETE FROM idempotency_keys WHERE created_at <= now() - make_interval(secs => $1)",
-                                   [Self.retention.components.seconds]).affectedRows
+            try connection.execute(
+                "DELETE FROM idempotency_keys WHERE created_at <= now() - make_interval(secs => $1)",
+                [Self.retention.components.seconds]
+            ).affectedRows
         }
     }
 
@@ -134,7 +153,7 @@ public struct IdempotencyStore: Sendable {
     /// moved to another row does not open.
     func seal(_ body: String, keyHash: Data) throws -> Data {
         guard let combined = try AES.GCM.seal(Data(body.utf8), using: sealing, authenticating: keyHash).combined else {
-            throw APIError.internalError
+            throw APIError.unexpected
         }
         return combined
     }

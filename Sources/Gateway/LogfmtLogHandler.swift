@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -70,9 +71,11 @@ public struct LogfmtLogHandler: LogHandler {
     /// `text` as is when it is a plain word, else quoted and escaped: a value can never break the
     /// line or forge another pair.
     static func appendValue(_ text: String, to line: inout [UInt8]) {
-        let plain = !text.isEmpty && !text.utf8.contains {
-            $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\\")
-        }
+        let plain =
+            !text.isEmpty
+            && !text.utf8.contains {
+                $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\\")
+            }
         if plain { line.append(contentsOf: text.utf8) } else { appendQuoted(text, to: &line) }
     }
 }

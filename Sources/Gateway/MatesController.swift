@@ -11,7 +11,8 @@ struct MatesController {
     static func isBase64URL(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
         default: false
         }
     }
@@ -46,22 +47,28 @@ struct MatesController {
         let outcome = try await runner.requestMate(from: user, to: to, dropToken: body.dropToken, try context.command)
         guard let state = outcome.states[.mates(MatePair(user, to))]?.mates else { throw CommandRefusal(.notFound) }
         // The request shown: the one this command created or accepted, else (a repeat) the pending one.
-        let shownID: UUID? = outcome.events.lazy.compactMap { item -> UUID? in
-            switch item.event {
-            case .mateRequested(let e): e.requestID
-            case .mateAccepted(let e): e.requestID
-            default: nil
-            }
-        }.first ?? state.pendingRequestID
+        let shownID: UUID? =
+            outcome.events.lazy.compactMap { item -> UUID? in
+                switch item.event {
+                case .mateRequested(let e): e.requestID
+                case .mateAccepted(let e): e.requestID
+                default: nil
+                }
+            }.first ?? state.pendingRequestID
         guard let id = shownID, let shown = state.requests[id] else { throw CommandRefusal(.notFound) }
-        return Answer(try await requestJSON(shown, known: outcome.states), status: shown.status == .pending ? .created : .ok,
-                      logPosition: try await runner.position(of: outcome))
+        return Answer(
+            try await requestJSON(shown, known: outcome.states),
+            status: shown.status == .pending ? .created : .ok,
+            logPosition: try await runner.position(of: outcome)
+        )
     }
 
     /// Accept, decline or cancel the request `{id}`: the pair is found in the log; the domain
     /// decides whether the caller may (`not_addressee`, `not_requester`, `not_pending`).
-    func answer(_ context: GatewayRequestContext,
-                _ command: (UUID, MatePair, UUID) -> Command) async throws -> Answer<MateRequestJSON> {
+    func answer(
+        _ context: GatewayRequestContext,
+        _ command: (UUID, MatePair, UUID) -> Command
+    ) async throws -> Answer<MateRequestJSON> {
         let user = try context.user
         let id = try context.uuidParameter("id")
         let handler = runner.handler
@@ -75,8 +82,14 @@ struct MatesController {
 
     func requestJSON(_ request: MatesState.Request, known: [StreamName: StreamState]) async throws -> MateRequestJSON {
         let cards = try await runner.cards([request.from, request.to], known: known)
-        return MateRequestJSON(requestID: request.requestID, from: cards[request.from]!, to: cards[request.to]!,
-                               status: request.status.rawValue, createdAt: request.createdAt, updatedAt: request.updatedAt)
+        return MateRequestJSON(
+            requestID: request.requestID,
+            from: cards[request.from]!,
+            to: cards[request.to]!,
+            status: request.status.rawValue,
+            createdAt: request.createdAt,
+            updatedAt: request.updatedAt
+        )
     }
 
     /// Unpairing someone who is not my mate is `404 not_mates` (a missing pair), not the

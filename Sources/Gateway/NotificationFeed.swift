@@ -62,8 +62,14 @@ public final class NotificationFeed: Sendable {
 
     private let state = Mutex(State())
 
-    init(readModels: ReadModels, limits: Limits, heartbeatInterval: Duration, waiter: ProjectionProgress.Waiter?,
-         idlePoll: Duration = .milliseconds(250), logger: Logger) {
+    init(
+        readModels: ReadModels,
+        limits: Limits,
+        heartbeatInterval: Duration,
+        waiter: ProjectionProgress.Waiter?,
+        idlePoll: Duration = .milliseconds(250),
+        logger: Logger
+    ) {
         self.readModels = readModels
         self.limits = limits
         self.heartbeatInterval = heartbeatInterval
@@ -95,8 +101,13 @@ public final class NotificationFeed: Sendable {
                 throw APIError.rateLimited(retryAfter: 5, "At most \(limits.perUser) streams may be open per user.")
             }
             state.nextID &+= 1
-            state.subscribers[state.nextID] = Subscriber(user: user, position: position, joining: true, closeAt: closeAt,
-                                                         continuation: continuation)
+            state.subscribers[state.nextID] = Subscriber(
+                user: user,
+                position: position,
+                joining: true,
+                closeAt: closeAt,
+                continuation: continuation
+            )
             state.perUser[user, default: 0] += 1
             return state.nextID
         }
@@ -222,8 +233,10 @@ public final class NotificationFeed: Sendable {
     private func beatAndClose(beat: Bool) {
         let now = ContinuousClock.now
         let (beating, closing) = state.withLock { state in
-            (beat ? state.subscribers.filter { $0.value.closeAt > now }.map(\.key) : [],
-             state.subscribers.values.filter { $0.closeAt <= now }.map(\.continuation))
+            (
+                beat ? state.subscribers.filter { $0.value.closeAt > now }.map(\.key) : [],
+                state.subscribers.values.filter { $0.closeAt <= now }.map(\.continuation)
+            )
         }
         for continuation in closing { continuation.finish() }
         for id in beating { send(.heartbeat, to: id) }

@@ -1,24 +1,12 @@
-import Domain
-import EventLog
 import Foundation
+import Projections
 
-/// An inbox entry as API.md shows it. Mate categories carry `request_id`; walk categories carry
-/// `walk_id`, `message`, `latitude`, `longitude` and `place_name`.
-public struct NotificationJSON: JSONObjectWritable, Sendable {
-    public var notificationID: UUID
-    public var category: String
-    public var fromUser: UUID
-    public var fromDogName: String
-    public var requestID: UUID?
-    public var walkID: UUID?
-    public var message: String?
-    public var latitude: Double?
-    public var longitude: Double?
-    public var placeName: String?
-    public var createdAt: Date
-    /// The feed position of the event behind it (the SSE id); not part of the JSON.
-    public var position: LogPosition
+/// An inbox entry as API.md shows it: the read model's row, written as JSON. Mate categories
+/// carry `request_id`; walk categories carry `walk_id`, `message`, `latitude`, `longitude` and
+/// `place_name`. The row's `position` (the SSE id) is not part of the JSON.
+public typealias NotificationJSON = NotificationRow
 
+extension NotificationRow: JSONObjectWritable {
     public func writeMembers(_ object: inout JSONObjectWriter) throws {
         object.id("notification_id", notificationID)
         object.string("category", category)

@@ -27,8 +27,11 @@ struct NotificationStream: Sendable {
         } else {
             start = try await latestPosition(of: user)
         }
-        let subscription = try feed.subscribe(user: user, after: start,
-                                              closeAt: ContinuousClock.now + services.configuration.streamMaxDuration)
+        let subscription = try feed.subscribe(
+            user: user,
+            after: start,
+            closeAt: ContinuousClock.now + services.configuration.streamMaxDuration
+        )
         // A client that leaves frees its place when the connection is seen closing; Hummingbird
         // does not read a connection while it answers, so that is often only when the next
         // heartbeat's write fails (at most `heartbeatInterval` later).
@@ -38,17 +41,21 @@ struct NotificationStream: Sendable {
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         headers[.xAccelBuffering] = "no"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-            // Shutdown ends the stream at once (the client resumes elsewhere with Last-Event-ID);
-            // the server would otherwise wait for it before stopping the feed.
-            try await withGracefulShutdownHandler {
-                try await relay(deliveries, to: &writer)
-            } onGracefulShutdown: {
-                subscription.end()
+        return Response(
+            status: .ok,
+            headers: headers,
+            body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
+                // Shutdown ends the stream at once (the client resumes elsewhere with Last-Event-ID);
+                // the server would otherwise wait for it before stopping the feed.
+                try await withGracefulShutdownHandler {
+                    try await relay(deliveries, to: &writer)
+                } onGracefulShutdown: {
+                    subscription.end()
+                }
+                try await writer.finish(nil)
             }
-            try await writer.finish(nil)
-        })
+        )
     }
 
     /// Writes each delivery as SSE until the stream ends.
@@ -72,10 +79,16 @@ struct NotificationStream: Sendable {
     /// from the moment of the request on reaches it.
     func latestPosition(of user: UUID) async throws -> LogPosition {
         try await services.gate.withConnection(services.pool) { connection in
-            guard let row = try connection.execute("""
-                SELECT log_transaction_id, log_position FROM notifications WHERE user_id = $1
-                ORDER BY log_transaction_id DESC, log_position DESC LIMIT 1
-                """, [user], prepared: true).first else { return .start }
+            guard
+                let row = try connection.execute(
+                    """
+                    SELECT log_transaction_id, log_position FROM notifications WHERE user_id = $1
+                    ORDER BY log_transaction_id DESC, log_position DESC LIMIT 1
+                    """,
+                    [user],
+                    prepared: true
+                ).first
+            else { return .start }
             return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
         }
     }

@@ -28,7 +28,8 @@ public enum OpenAPIDocument {
     /// Every (method, path) the document describes, e.g. ("GET", "/v1/me").
     public static func operations() throws -> [Operation] {
         guard let root = try JSONSerialization.jsonObject(with: data()) as? [String: Any],
-              let paths = root["paths"] as? [String: Any] else { return [] }
+            let paths = root["paths"] as? [String: Any]
+        else { return [] }
         let methods = ["get", "put", "post", "delete", "patch", "head", "options"]
         return paths.flatMap { path, item -> [Operation] in
             guard let item = item as? [String: Any] else { return [] }

@@ -1,10 +1,10 @@
+import Domain
 import EventLog
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Postgres
 import Projections
-import Domain
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.json` and `/v1/admin/projections`.
 struct OperationsController {
@@ -24,8 +24,12 @@ struct OperationsController {
             let migrator = try services.migrator.get()
             let current = try await services.gate.withConnection(services.pool) { try migrator.isCurrent(connection: $0) }
             guard current else {
-                throw APIError(.serviceUnavailable, "schema_not_current", "The database schema is not migrated to this version.",
-                               headers: ["Retry-After": "5"])
+                throw APIError(
+                    .serviceUnavailable,
+                    "schema_not_current",
+                    "The database schema is not migrated to this version.",
+                    headers: ["Retry-After": "5"]
+                )
             }
             return Answer(StatusJSON(status: "ready"))
         } catch let error as APIError {
@@ -52,7 +56,7 @@ struct OperationsController {
     /// Each projector's checkpoint, lag and state; bearer `SNIFFMEET_ADMIN_TOKEN`.
     @Sendable func projections(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ProjectionsJSON> {
         guard let expected = services.configuration.adminToken, let offered = Authenticator.bearerToken(request),
-              TokenStore.constantTimeEqual(Array(TokenStore.hash(offered).utf8), Array(TokenStore.hash(expected).utf8))
+            TokenStore.constantTimeEqual(Array(TokenStore.hash(offered).utf8), Array(TokenStore.hash(expected).utf8))
         else {
             try services.limiter.spend(.ip(request.clientAddress(context, trustForwardedFor: services.configuration.trustForwardedFor)))
             throw APIError.unauthorized

@@ -62,7 +62,12 @@ public struct PageRequest: Sendable, Equatable {
     /// Trims the extra row fetched to learn whether more exist, and makes the next cursor.
     func page<Row, Item>(_ rows: [Row], item: (Row) -> Item, key: (Row) -> (String, String)) -> PageJSON<Item> {
         let shown = Array(rows.prefix(limit))
-        let next = rows.count > limit ? shown.last.map { let k = key($0); return Self.encode(k.0, k.1) } : nil
+        let next =
+            rows.count > limit
+            ? shown.last.map {
+                let k = key($0)
+                return Self.encode(k.0, k.1)
+            } : nil
         return PageJSON(items: shown.map(item), nextCursor: next)
     }
 }

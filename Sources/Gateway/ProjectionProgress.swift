@@ -1,5 +1,5 @@
-import Foundation
 import EventLog
+import Foundation
 import Postgres
 import Projections
 
@@ -20,8 +20,13 @@ public struct ProjectionProgress: Sendable {
     /// How long a query waits for its `Min-Log-Position` before `503 not_caught_up`.
     let readYourWritesTimeout: Duration
 
-    public init(pool: ConnectionPool, gate: DatabaseGate, waiter: Waiter? = nil, pollInterval: Duration = .milliseconds(10),
-                readYourWritesTimeout: Duration = .seconds(3)) {
+    public init(
+        pool: ConnectionPool,
+        gate: DatabaseGate,
+        waiter: Waiter? = nil,
+        pollInterval: Duration = .milliseconds(10),
+        readYourWritesTimeout: Duration = .seconds(3)
+    ) {
         self.pool = pool
         self.gate = gate
         self.waiter = waiter
@@ -63,10 +68,13 @@ public struct ProjectionProgress: Sendable {
     func reached(_ position: LogPosition, projectors: [String]) async throws -> Bool {
         let names = projectors
         let reached = try await gate.withConnection(pool) { connection -> Int in
-            try connection.execute("""
+            try connection.execute(
+                """
                 SELECT count(*) FROM projector_checkpoints
                 WHERE projector = ANY($1::text[]) AND (transaction_id, position) >= ($2::xid8, $3::bigint)
-                """, [names, position.transactionID, position.position]).first!.int(0)
+                """,
+                [names, position.transactionID, position.position]
+            ).first!.int(0)
         }
         return reached == Set(projectors).count
     }
@@ -75,10 +83,13 @@ public struct ProjectionProgress: Sendable {
     /// number is not past the newest event.
     func exists(_ position: LogPosition) async throws -> Bool {
         try await gate.withConnection(pool) { connection in
-            try connection.execute("""
+            try connection.execute(
+                """
                 SELECT $1::xid8 < pg_snapshot_xmax(pg_current_snapshot())
                    AND $2::bigint <= (SELECT coalesce(max(position), 0) FROM events)
-                """, [String(position.transactionID), position.position]).first.map { try $0.bool(0) } ?? false
+                """,
+                [String(position.transactionID), position.position]
+            ).first.map { try $0.bool(0) } ?? false
         }
     }
 

@@ -10,7 +10,9 @@ func appendQuoted(_ text: String, to out: inout [UInt8]) {
         guard utf8.contains(where: needsEscape) else { return out.append(contentsOf: utf8) }
         for byte in utf8 {
             switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(byte)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
             case 0x0A: out.append(contentsOf: #"\n"#.utf8)
             case 0x0D: out.append(contentsOf: #"\r"#.utf8)
             case 0x09: out.append(contentsOf: #"\t"#.utf8)

@@ -35,15 +35,21 @@ public final class RateLimiter: Sendable {
         /// The defaults (README): 60 anonymous requests per IP at once, one more per second; 20
         /// sign-ups per IP at once, one more every 10 s; 200 requests per user at once, 50 more
         /// per second. Generous for phones behind a carrier's shared address, tight for scripts.
-        public static let standard = Budgets(ip: Budget(burst: 60, perSecond: 1), signUp: Budget(burst: 20, perSecond: 0.1),
-                                             user: Budget(burst: 200, perSecond: 50))
+        public static let standard = Budgets(
+            ip: Budget(burst: 60, perSecond: 1),
+            signUp: Budget(burst: 20, perSecond: 0.1),
+            user: Budget(burst: 200, perSecond: 50)
+        )
         public static let off = Budgets(ip: nil, signUp: nil, user: nil)
 
         /// `SNIFFMEET_RATE_LIMITS`: `off`, or overrides such as `ip=60:1,signup=20:0.1,user=200:50`
         /// (`name=burst:per-second`; unnamed budgets keep their defaults). Nil when malformed.
         public init?(parsing text: String) {
             let trimmed = text.trimmingCharacters(in: .whitespaces)
-            if trimmed == "off" { self = .off; return }
+            if trimmed == "off" {
+                self = .off
+                return
+            }
             self = .standard
             for item in trimmed.split(separator: ",") {
                 let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }

@@ -42,15 +42,37 @@ public struct ReadModels: Sendable {
     }
 
     /// The caller's mate requests, newest first; `incoming`, `outgoing` or both, optionally by status.
-    public func mateRequests(of user: UUID, direction: Direction?, status: String?, page: PageRequest) async throws -> PageJSON<MateRequestJSON> {
+    public func mateRequests(
+        of user: UUID,
+        direction: Direction?,
+        status: String?,
+        page: PageRequest
+    ) async throws -> PageJSON<MateRequestJSON> {
         let after = try page.after.map(Self.timeKey)
         let rows = try await gate.withConnection(pool) {
-            try MateRequestsQueries.requests(of: user, direction: direction?.rawValue, status: status, after: after, limit: page.limit + 1, on: $0)
+            try MateRequestsQueries.requests(
+                of: user,
+                direction: direction?.rawValue,
+                status: status,
+                after: after,
+                limit: page.limit + 1,
+                on: $0
+            )
         }
-        return page.page(rows, item: { row in
-            MateRequestJSON(requestID: row.requestID, from: CardJSON(row.from), to: CardJSON(row.to), status: row.status,
-                            createdAt: row.createdAt, updatedAt: row.updatedAt)
-        }, key: { Self.cursor($0.key) })
+        return page.page(
+            rows,
+            item: { row in
+                MateRequestJSON(
+                    requestID: row.requestID,
+                    from: CardJSON(row.from),
+                    to: CardJSON(row.to),
+                    status: row.status,
+                    createdAt: row.createdAt,
+                    updatedAt: row.updatedAt
+                )
+            },
+            key: { Self.cursor($0.key) }
+        )
     }
 
     // MARK: Walks
@@ -67,17 +89,33 @@ public struct ReadModels: Sendable {
         let after = try page.after.map(Self.timeKey)
         let now = Date()
         let rows = try await gate.withConnection(pool) {
-            try WalksQueries.walks(of: user, direction: direction?.rawValue, status: status, after: after, limit: page.limit + 1,
-                                   now: now, on: $0)
+            try WalksQueries.walks(
+                of: user,
+                direction: direction?.rawValue,
+                status: status,
+                after: after,
+                limit: page.limit + 1,
+                now: now,
+                on: $0
+            )
         }
         return page.page(rows, item: { Self.walk($0, now: now) }, key: { Self.cursor($0.key) })
     }
 
     static func walk(_ row: WalkRow, now: Date) -> WalkJSON {
-        WalkJSON(walkID: row.walkID, from: CardJSON(row.from), to: CardJSON(row.to), message: row.message, latitude: row.latitude,
-                 longitude: row.longitude, placeName: row.placeName,
-                 status: WalkJSON.shownStatus(row.status, expiresAt: row.expiresAt, now: now),
-                 createdAt: row.createdAt, expiresAt: row.expiresAt, answeredAt: row.answeredAt)
+        WalkJSON(
+            walkID: row.walkID,
+            from: CardJSON(row.from),
+            to: CardJSON(row.to),
+            message: row.message,
+            latitude: row.latitude,
+            longitude: row.longitude,
+            placeName: row.placeName,
+            status: WalkJSON.shownStatus(row.status, expiresAt: row.expiresAt, now: now),
+            createdAt: row.createdAt,
+            expiresAt: row.expiresAt,
+            answeredAt: row.answeredAt
+        )
     }
 
     // MARK: Notifications
@@ -86,29 +124,35 @@ public struct ReadModels: Sendable {
     public func notifications(of user: UUID, page: PageRequest) async throws -> PageJSON<NotificationJSON> {
         let before = try page.after.map { parts -> LogPosition in
             // xid8 and log positions are never negative; bigint and xid8 hold the rest.
-            guard let xid = UInt64(parts.0), let position = Int64(parts.1), position >= 0 else { throw APIError.validation("cursor", "cursor is not one we gave out") }
+            guard let xid = UInt64(parts.0), let position = Int64(parts.1), position >= 0 else {
+                throw APIError.validation("cursor", "cursor is not one we gave out")
+            }
             return LogPosition(transactionID: xid, position: position)
         }
         let rows = try await gate.withConnection(pool) {
             try NotificationsQueries.inbox(of: user, before: before, limit: page.limit + 1, on: $0)
         }
-        return page.page(rows, item: { NotificationJSON($0) }, key: { (String($0.position.transactionID), String($0.position.position)) })
+        return page.page(rows, item: { $0 }, key: { (String($0.position.transactionID), String($0.position.position)) })
     }
 
     /// The caller's entries after `position`, oldest first (the SSE stream).
     public func notifications(of user: UUID, after position: LogPosition, limit: Int) async throws -> [NotificationJSON] {
         try await gate.withConnection(pool) { try NotificationsQueries.entries(of: user, after: position, limit: limit, on: $0) }
-            .map(NotificationJSON.init)
     }
 
     /// One round of `NotificationFeed`: new entries of `users` after `position` and the
     /// position the feed has now read to (see `NotificationsQueries.feed`).
-    public func feed(users: [UUID], after position: LogPosition, limit: Int) async throws
-        -> (entries: [(user: UUID, entry: NotificationJSON)], readTo: LogPosition) {
+    public func feed(
+        users: [UUID],
+        after position: LogPosition,
+        limit: Int
+    ) async throws
+        -> (entries: [(user: UUID, entry: NotificationJSON)], readTo: LogPosition)
+    {
         let round = try await gate.withConnection(pool) {
             try NotificationsQueries.feed(users: users, after: position, limit: limit, on: $0)
         }
-        return (round.entries.map { (user: $0.user, entry: NotificationJSON($0.entry)) }, round.readTo)
+        return (round.entries.map { (user: $0.user, entry: $0.entry) }, round.readTo)
     }
 
     /// Whether the caller has this inbox entry.
@@ -139,14 +183,6 @@ public struct ReadModels: Sendable {
 extension CardJSON {
     init(_ row: ProfileRow) {
         self.init(userID: row.userID, profile: row.profile)
-    }
-}
-
-extension NotificationJSON {
-    init(_ row: NotificationRow) {
-        self.init(notificationID: row.notificationID, category: row.category, fromUser: row.fromUser, fromDogName: row.fromDogName,
-                  requestID: row.requestID, walkID: row.walkID, message: row.message, latitude: row.latitude,
-                  longitude: row.longitude, placeName: row.placeName, createdAt: row.createdAt, position: row.position)
     }
 }
 

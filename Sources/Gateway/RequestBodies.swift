@@ -16,14 +16,25 @@ struct SignUpBody: Decodable {
     var profileImage: String?
 
     enum CodingKeys: String, CodingKey {
-        case nickname, dogName = "dog_name", age, sex, neutered, size, keywords, profileImage = "profile_image"
+        case nickname
+        case dogName = "dog_name"
+        case age, sex, neutered, size, keywords
+        case profileImage = "profile_image"
     }
 
     func profile() throws -> DogProfile {
         guard let sex = Sex(rawValue: sex) else { throw APIError.validation("sex", "sex must be male or female") }
         // Checked here too, so that a bad profile costs no database work.
-        return try DogProfile(nickname: nickname, dogName: dogName, age: age, sex: sex, neutered: neutered,
-                              size: try parseSize(size), keywords: try parseKeywords(keywords), profileImage: profileImage).validated()
+        return try DogProfile(
+            nickname: nickname,
+            dogName: dogName,
+            age: age,
+            sex: sex,
+            neutered: neutered,
+            size: try parseSize(size),
+            keywords: try parseKeywords(keywords),
+            profileImage: profileImage
+        ).validated()
     }
 }
 
@@ -32,7 +43,11 @@ struct ProfileChangesBody: Decodable {
     var changes = ProfileChanges()
 
     enum CodingKeys: String, CodingKey {
-        case nickname, dogName = "dog_name", age, neutered, size, keywords, profileImage = "profile_image", sex
+        case nickname
+        case dogName = "dog_name"
+        case age, neutered, size, keywords
+        case profileImage = "profile_image"
+        case sex
     }
 
     init(from decoder: Decoder) throws {
@@ -61,7 +76,10 @@ struct DeviceTokenBody: Decodable {
     /// `ko` (default) or `en`: the language of pushes to this device. Checked now; kept with the
     /// session once device tokens belong to sessions.
     var locale: String?
-    enum CodingKeys: String, CodingKey { case deviceToken = "device_token", locale }
+    enum CodingKeys: String, CodingKey {
+        case deviceToken = "device_token"
+        case locale
+    }
 
     init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -75,7 +93,10 @@ struct DeviceTokenBody: Decodable {
 struct MateRequestBody: Decodable {
     var to: String
     var dropToken: String
-    enum CodingKeys: String, CodingKey { case to, dropToken = "drop_token" }
+    enum CodingKeys: String, CodingKey {
+        case to
+        case dropToken = "drop_token"
+    }
 
     func addressee() throws -> UUID {
         guard let id = UUID(uuidString: to) else { throw APIError.validation("to", "to must be a user id") }
@@ -90,7 +111,10 @@ struct WalkBody: Decodable {
     var latitude: Double
     var longitude: Double
     var placeName: String?
-    enum CodingKeys: String, CodingKey { case to, message, latitude, longitude, placeName = "place_name" }
+    enum CodingKeys: String, CodingKey {
+        case to, message, latitude, longitude
+        case placeName = "place_name"
+    }
 
     func addressee() throws -> UUID {
         guard let id = UUID(uuidString: to) else { throw APIError.validation("to", "to must be a user id") }

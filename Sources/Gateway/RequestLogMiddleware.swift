@@ -23,14 +23,19 @@ struct RequestLogMiddleware: RouterMiddleware {
         var response = try await next(request, context)
         response.headers[.xRequestID] = id
         let elapsed = ContinuousClock.now - start
-        context.logger.info("request", metadata: [
-            "method": .string(request.method.rawValue),
-            "path": .string(request.uri.path),
-            "route": .string(context.endpointPath ?? "unmatched"),
-            "status": .stringConvertible(response.status.code),
-            "ms": .stringConvertible(Double(elapsed.components.seconds) * 1000
-                                     + Double(elapsed.components.attoseconds) / 1e15),
-        ])
+        context.logger.info(
+            "request",
+            metadata: [
+                "method": .string(request.method.rawValue),
+                "path": .string(request.uri.path),
+                "route": .string(context.endpointPath ?? "unmatched"),
+                "status": .stringConvertible(response.status.code),
+                "ms": .stringConvertible(
+                    Double(elapsed.components.seconds) * 1000
+                        + Double(elapsed.components.attoseconds) / 1e15
+                ),
+            ]
+        )
         return response
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,14 +32,20 @@ public enum ServerSecret {
 
     /// The key `purpose` uses, derived from `secret` (HKDF-SHA256).
     public static func derive(_ secret: SymmetricKey, purpose: String) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: secret, salt: Data("sniffmeet".utf8),
-                               info: Data("sniffmeet \(purpose)".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: secret,
+            salt: Data("sniffmeet".utf8),
+            info: Data("sniffmeet \(purpose)".utf8),
+            outputByteCount: 32
+        )
     }
 
     /// The configured secret: the environment first, else `defaultFile` (created when absent),
     /// else `Failure.missing`.
-    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment,
-                            defaultFile: String?) throws -> SymmetricKey {
+    public static func load(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        defaultFile: String?
+    ) throws -> SymmetricKey {
         if let text = environment["SNIFFMEET_MASTER_KEY"], !text.isEmpty {
             return try parse(text, source: "SNIFFMEET_MASTER_KEY")
         }

@@ -19,7 +19,8 @@ struct TimeoutMiddleware: RouterMiddleware {
             // Sound: the task group below does not return before its child has finished.
             nonisolated(unsafe) let next = next
             nonisolated(unsafe) let request = request
-            let timeout = self.timeout, deadlines = self.deadlines
+            let timeout = self.timeout
+            let deadlines = self.deadlines
             return try await withThrowingTaskGroup(of: Response.self) { group in
                 group.addTask {
                     try await deadlines.run(timeout: timeout, timedOut: APIError.requestTimeout) { try await next(request, context) }

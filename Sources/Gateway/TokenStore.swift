@@ -37,8 +37,11 @@ public struct TokenStore: Sendable {
         let digest = Self.hash(token)
         if let cached = cache.user(for: digest) { return cached }
         let found = try await gate.withConnection(pool) { connection -> (String, UUID)? in
-            guard let row = try connection.execute(
-                "SELECT encode(token_hash, 'hex'), user_id FROM auth_tokens WHERE token_hash = decode($1, 'hex')", [digest]).first
+            guard
+                let row = try connection.execute(
+                    "SELECT encode(token_hash, 'hex'), user_id FROM auth_tokens WHERE token_hash = decode($1, 'hex')",
+                    [digest]
+                ).first
             else { return nil }
             return (try row.string(0), try row.uuid(1))
         }

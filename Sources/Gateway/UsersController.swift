@@ -10,8 +10,11 @@ struct UsersController {
 
     /// `signUp` is the one public command route; `queries` are signed-in routes; `commands`
     /// are signed-in and idempotent.
-    func addRoutes(signUp: RouterGroup<GatewayRequestContext>, queries: RouterGroup<GatewayRequestContext>,
-                   commands: RouterGroup<GatewayRequestContext>) {
+    func addRoutes(
+        signUp: RouterGroup<GatewayRequestContext>,
+        queries: RouterGroup<GatewayRequestContext>,
+        commands: RouterGroup<GatewayRequestContext>
+    ) {
         signUp.post("/v1/users", use: self.signUp)
         queries.get("/v1/me", use: me)
         commands.patch("/v1/me", use: update)
@@ -31,11 +34,15 @@ struct UsersController {
         // A replayed sign-up (same key, its stored answer lost in a crash) cannot hand out the
         // token again: it was only ever shown once.
         guard !outcome.replayed, let state = outcome.states[.user(userID)]?.user, let stored = state.profile,
-              let registeredAt = state.registeredAt else {
+            let registeredAt = state.registeredAt
+        else {
             throw CommandRefusal(.alreadyRegistered)
         }
-        let json = SignedUpJSON(userID: userID, token: token,
-                                profile: ProfileJSON(card: CardJSON(userID: userID, profile: stored), createdAt: registeredAt))
+        let json = SignedUpJSON(
+            userID: userID,
+            token: token,
+            profile: ProfileJSON(card: CardJSON(userID: userID, profile: stored), createdAt: registeredAt)
+        )
         return Answer(json, status: .created, logPosition: try await runner.position(of: outcome))
     }
 

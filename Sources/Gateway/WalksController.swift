@@ -23,13 +23,25 @@ struct WalksController {
         let user = try context.user
         let body = try await services.body.decode(WalkBody.self, from: request)
         let to = try body.addressee()
-        let outcome = try await runner.run(.sendWalk(walkID: .random(), from: user, to: to, message: body.message,
-                                                     latitude: body.latitude, longitude: body.longitude,
-                                                     placeName: body.placeName), try context.command)
+        let outcome = try await runner.run(
+            .sendWalk(
+                walkID: .random(),
+                from: user,
+                to: to,
+                message: body.message,
+                latitude: body.latitude,
+                longitude: body.longitude,
+                placeName: body.placeName
+            ),
+            try context.command
+        )
         // A replayed command id created its walk under the first attempt's id.
         let state = outcome.states.first { $0.key.kind == .walk }?.value.walk
-        return Answer(try await walkJSON(state, known: outcome.states), status: .created,
-                      logPosition: try await runner.position(of: outcome))
+        return Answer(
+            try await walkJSON(state, known: outcome.states),
+            status: .created,
+            logPosition: try await runner.position(of: outcome)
+        )
     }
 
     /// `POST /v1/walks/{id}/response`.
@@ -49,17 +61,28 @@ struct WalksController {
 
     func change(walk id: UUID, _ command: Command, _ metadata: CommandMetadata) async throws -> Answer<WalkJSON> {
         let outcome = try await runner.run(command, metadata)
-        return Answer(try await walkJSON(outcome.states[.walk(id)]?.walk, known: outcome.states),
-                      logPosition: try await runner.position(of: outcome))
+        return Answer(
+            try await walkJSON(outcome.states[.walk(id)]?.walk, known: outcome.states),
+            logPosition: try await runner.position(of: outcome)
+        )
     }
 
     func walkJSON(_ state: WalkState?, known: [StreamName: StreamState]) async throws -> WalkJSON {
         guard let state, let sent = state.request, let status = state.status else { throw CommandRefusal(.notFound) }
         let cards = try await runner.cards([sent.from, sent.to], known: known)
-        return WalkJSON(walkID: sent.walkID, from: cards[sent.from]!, to: cards[sent.to]!, message: sent.message,
-                        latitude: sent.latitude, longitude: sent.longitude, placeName: sent.placeName,
-                        status: WalkJSON.shownStatus(status.rawValue, expiresAt: sent.expiresAt), createdAt: sent.createdAt,
-                        expiresAt: sent.expiresAt, answeredAt: state.answeredAt)
+        return WalkJSON(
+            walkID: sent.walkID,
+            from: cards[sent.from]!,
+            to: cards[sent.to]!,
+            message: sent.message,
+            latitude: sent.latitude,
+            longitude: sent.longitude,
+            placeName: sent.placeName,
+            status: WalkJSON.shownStatus(status.rawValue, expiresAt: sent.expiresAt),
+            createdAt: sent.createdAt,
+            expiresAt: sent.expiresAt,
+            answeredAt: state.answeredAt
+        )
     }
 
     /// `GET /v1/walks/{id}`: to its sender or addressee; `404` to anyone else.

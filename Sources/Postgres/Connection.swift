@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -183,7 +184,10 @@ public final class Connection {
             let sent = chunk.withUnsafeBytes { buffer in
                 PQputCopyData(handle, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(buffer.count))
             }
-            if sent != 1 { failure = Self.errorMessage(handle); break }
+            if sent != 1 {
+                failure = Self.errorMessage(handle)
+                break
+            }
         }
         guard PQputCopyEnd(handle, failure) == 1 else { throw lostOrProtocol("cannot end COPY") }
         let result = try check(PQgetResult(handle))
@@ -255,10 +259,13 @@ public final class Connection {
     private func drainNotifications() -> [Notification] {
         var received: [Notification] = []
         while let notify = PQnotifies(handle) {
-            received.append(Notification(
-                channel: String(cString: notify.pointee.relname),
-                payload: String(cString: notify.pointee.extra),
-                senderPID: notify.pointee.be_pid))
+            received.append(
+                Notification(
+                    channel: String(cString: notify.pointee.relname),
+                    payload: String(cString: notify.pointee.extra),
+                    senderPID: notify.pointee.be_pid
+                )
+            )
             PQfreemem(notify)
         }
         return received
@@ -305,15 +312,20 @@ public final class Connection {
             }
             guard let state = field(Int32(UInt8(ascii: "C"))) else {
                 // No SQLSTATE: libpq itself failed, which means the connection is gone.
-                return .connectionLost(message: PQresultErrorMessage(raw).map { String(cString: $0) }?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? Self.errorMessage(handle))
+                return .connectionLost(
+                    message: PQresultErrorMessage(raw).map { String(cString: $0) }?
+                        .trimmingCharacters(in: .whitespacesAndNewlines) ?? Self.errorMessage(handle)
+                )
             }
-            return .server(ServerError(
-                sqlState: state,
-                message: field(Int32(UInt8(ascii: "M"))) ?? "",
-                detail: field(Int32(UInt8(ascii: "D"))),
-                hint: field(Int32(UInt8(ascii: "H"))),
-                constraint: field(Int32(UInt8(ascii: "n")))))
+            return .server(
+                ServerError(
+                    sqlState: state,
+                    message: field(Int32(UInt8(ascii: "M"))) ?? "",
+                    detail: field(Int32(UInt8(ascii: "D"))),
+                    hint: field(Int32(UInt8(ascii: "H"))),
+                    constraint: field(Int32(UInt8(ascii: "n")))
+                )
+            )
         }
     }
 

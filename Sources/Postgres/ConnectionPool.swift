@@ -39,8 +39,12 @@ public final class ConnectionPool: Sendable {
         }
     }
 
-    public init(connectionString: String, maxConnections: Int = 10, acquireTimeout: Duration = .seconds(5),
-                logger: Logger = Logger(label: "sniffmeet.postgres")) {
+    public init(
+        connectionString: String,
+        maxConnections: Int = 10,
+        acquireTimeout: Duration = .seconds(5),
+        logger: Logger = Logger(label: "sniffmeet.postgres")
+    ) {
         precondition(maxConnections > 0)
         self.connectionString = connectionString
         self.maxConnections = maxConnections
@@ -65,9 +69,11 @@ public final class ConnectionPool: Sendable {
         let slot = JobSlot()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                let created = PoolJob(deadline: .now + acquireTimeout,
-                                      work: { connection in continuation.resume(with: Result { try body(connection) }) },
-                                      failure: { continuation.resume(throwing: $0) })
+                let created = PoolJob(
+                    deadline: .now + acquireTimeout,
+                    work: { connection in continuation.resume(with: Result { try body(connection) }) },
+                    failure: { continuation.resume(throwing: $0) }
+                )
                 slot.set(created)
                 // Cancelled before it was queued: the handler below may have run already.
                 if Task.isCancelled { return created.fail(CancellationError()) }
@@ -198,7 +204,10 @@ public final class ConnectionPool: Sendable {
             var expired: [PoolJob] = []
             state.waiting.removeAll { job in
                 if job.isSettled { return true }
-                if job.deadline <= now { expired.append(job); return true }
+                if job.deadline <= now {
+                    expired.append(job)
+                    return true
+                }
                 return false
             }
             return (expired, !state.closed)
@@ -216,8 +225,11 @@ final class PoolJob: Sendable {
     private let work: @Sendable (Connection) -> Void
     private let failure: @Sendable (any Error) -> Void
 
-    init(deadline: ContinuousClock.Instant, work: @escaping @Sendable (Connection) -> Void,
-         failure: @escaping @Sendable (any Error) -> Void) {
+    init(
+        deadline: ContinuousClock.Instant,
+        work: @escaping @Sendable (Connection) -> Void,
+        failure: @escaping @Sendable (any Error) -> Void
+    ) {
         self.deadline = deadline
         self.work = work
         self.failure = failure

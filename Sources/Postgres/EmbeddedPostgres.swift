@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,7 +46,8 @@ public final class EmbeddedPostgres: Sendable {
         public var description: String {
             switch self {
             case .binariesNotFound:
-                return "PostgreSQL server binaries (initdb, pg_ctl) not found on PATH or under /usr/lib/postgresql/*/bin; install the `postgresql` package or set DATABASE_URL"
+                return
+                    "PostgreSQL server binaries (initdb, pg_ctl) not found on PATH or under /usr/lib/postgresql/*/bin; install the `postgresql` package or set DATABASE_URL"
             case .commandFailed(let command, let output):
                 return "`\(command)` failed:\n\(output)"
             case .noUnprivilegedUser:
@@ -53,11 +55,13 @@ public final class EmbeddedPostgres: Sendable {
             case .invalidDatabaseName(let name):
                 return "invalid database or role name \(name): use lowercase letters, digits and _"
             case .socketPathTooLong(let path):
-                return "the embedded cluster's socket would be \(path) (\(path.utf8.count) bytes), longer than the \(EmbeddedPostgres.maxSocketPathBytes) bytes a Unix socket path may have: use a shorter data folder (--data-dir or SNIFFMEET_DATA_DIR)"
+                return
+                    "the embedded cluster's socket would be \(path) (\(path.utf8.count) bytes), longer than the \(EmbeddedPostgres.maxSocketPathBytes) bytes a Unix socket path may have: use a shorter data folder (--data-dir or SNIFFMEET_DATA_DIR)"
             case .unsafeDirectory(let path, let reason):
                 return "refusing the embedded cluster's folder \(path): \(reason)"
             case .runningWithOtherSocket(let data, let socket):
-                return "a PostgreSQL server already runs on \(data) with its socket in \(socket) (started by an earlier sniffmeet, or by hand); stop it (`pg_ctl stop -D \(data)`, as the folder's owner) and start again: the socket now lives in the data folder"
+                return
+                    "a PostgreSQL server already runs on \(data) with its socket in \(socket) (started by an earlier sniffmeet, or by hand); stop it (`pg_ctl stop -D \(data)`, as the folder's owner) and start again: the socket now lives in the data folder"
             }
         }
     }
@@ -95,10 +99,12 @@ public final class EmbeddedPostgres: Sendable {
         guard let bin = Self.findBinDirectory() else { throw Failure.binariesNotFound }
         self.binDirectory = bin
         if geteuid() == 0 {
-            guard let user = ["postgres", "nobody"].lazy.compactMap({ name -> (String, uid_t, gid_t)? in
-                guard let entry = getpwnam(name) else { return nil }
-                return (name, entry.pointee.pw_uid, entry.pointee.pw_gid)
-            }).first else { throw Failure.noUnprivilegedUser }
+            guard
+                let user = ["postgres", "nobody"].lazy.compactMap({ name -> (String, uid_t, gid_t)? in
+                    guard let entry = getpwnam(name) else { return nil }
+                    return (name, entry.pointee.pw_uid, entry.pointee.pw_gid)
+                }).first
+            else { throw Failure.noUnprivilegedUser }
             self.runAs = user
         } else {
             self.runAs = nil
@@ -118,18 +124,23 @@ public final class EmbeddedPostgres: Sendable {
         try makePrivateDirectory(options.dataDirectory)
         if !FileManager.default.fileExists(atPath: options.dataDirectory + "/PG_VERSION") {
             logger.info("creating a private PostgreSQL cluster", metadata: ["data": "\(options.dataDirectory)"])
-            try run(binDirectory + "/initdb", ["-D", options.dataDirectory, "-U", superuser, "--auth=trust",
-                                               "-E", "UTF8", "--no-locale", "--no-sync"])
+            try run(
+                binDirectory + "/initdb",
+                [
+                    "-D", options.dataDirectory, "-U", superuser, "--auth=trust",
+                    "-E", "UTF8", "--no-locale", "--no-sync",
+                ]
+            )
             // The socket folder is named by `-k` at every start (so it moves with the data
             // folder), not here.
             let settings = """
 
-            # Added by sniffmeet: private socket only, no TCP.
-            listen_addresses = ''
-            unix_socket_permissions = 0700
-            max_connections = \(options.maxConnections)
-            shared_buffers = 256MB
-            """
+                # Added by sniffmeet: private socket only, no TCP.
+                listen_addresses = ''
+                unix_socket_permissions = 0700
+                max_connections = \(options.maxConnections)
+                shared_buffers = 256MB
+                """
             let conf = options.dataDirectory + "/postgresql.conf"
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: conf))
             handle.seekToEndOfFile()
@@ -145,8 +156,13 @@ public final class EmbeddedPostgres: Sendable {
             }
             return false
         }
-        try run(binDirectory + "/pg_ctl", ["start", "-w", "-t", "60", "-D", options.dataDirectory,
-                                           "-l", options.dataDirectory + "/server.log", "-o", serverOptions])
+        try run(
+            binDirectory + "/pg_ctl",
+            [
+                "start", "-w", "-t", "60", "-D", options.dataDirectory,
+                "-l", options.dataDirectory + "/server.log", "-o", serverOptions,
+            ]
+        )
         return true
     }
 
@@ -162,8 +178,13 @@ public final class EmbeddedPostgres: Sendable {
 
     /// Restarts the server, as a crash test or a config reload would.
     public func restart() throws {
-        try run(binDirectory + "/pg_ctl", ["restart", "-w", "-m", "fast", "-D", options.dataDirectory,
-                                           "-l", options.dataDirectory + "/server.log", "-o", serverOptions])
+        try run(
+            binDirectory + "/pg_ctl",
+            [
+                "restart", "-w", "-m", "fast", "-D", options.dataDirectory,
+                "-l", options.dataDirectory + "/server.log", "-o", serverOptions,
+            ]
+        )
     }
 
     /// The postmaster's options; pg_ctl hands them to a shell, hence the quoting.
@@ -181,7 +202,8 @@ public final class EmbeddedPostgres: Sendable {
         try connection.transaction { connection in
             // Two processes opening the cluster at once must not both create a role.
             try connection.execute("SELECT pg_advisory_xact_lock(7336224419)")
-            try connection.executeScript("""
+            try connection.executeScript(
+                """
                 DO $$
                 BEGIN
                     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(Self.runtimeGroup)') THEN
@@ -195,7 +217,8 @@ public final class EmbeddedPostgres: Sendable {
                     END IF;
                 END
                 $$;
-                """)
+                """
+            )
         }
     }
 
@@ -208,8 +231,10 @@ public final class EmbeddedPostgres: Sendable {
         let exists = try connection.execute("SELECT 1 FROM pg_database WHERE datname = $1", [name]).count > 0
         if exists { return }
         // Identifiers cannot be parameters; the names were checked against a strict pattern above.
-        try connection.execute("CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? "")
-                               + (owner.map { " OWNER \($0)" } ?? ""))
+        try connection.execute(
+            "CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? "")
+                + (owner.map { " OWNER \($0)" } ?? "")
+        )
     }
 
     /// The login that owns `database`'s schema and so runs its migrations: the owner of its
@@ -219,10 +244,12 @@ public final class EmbeddedPostgres: Sendable {
     /// runtime login is still confined by the grants of migration 0006).
     public func schemaOwner(database: String) throws -> String {
         let connection = try Connection(connectionString: connectionString(database: database))
-        return try connection.execute("""
+        return try connection.execute(
+            """
             SELECT coalesce((SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('events')),
                             (SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()))
-            """).first!.string(0)
+            """
+        ).first!.string(0)
     }
 
     // MARK: Helpers
@@ -270,17 +297,27 @@ public final class EmbeddedPostgres: Sendable {
         guard info.st_mode & S_IFMT == S_IFDIR else { throw Failure.unsafeDirectory(path: path, reason: "it is not a folder") }
         let clusterUser = runAs?.uid ?? geteuid()
         guard info.st_uid == clusterUser || info.st_uid == geteuid() else {
-            throw Failure.unsafeDirectory(path: path, reason: "it belongs to \(Self.userName(info.st_uid)), not to \(Self.userName(clusterUser))\(runAs == nil ? "" : " (who runs the cluster)")")
+            throw Failure.unsafeDirectory(
+                path: path,
+                reason:
+                    "it belongs to \(Self.userName(info.st_uid)), not to \(Self.userName(clusterUser))\(runAs == nil ? "" : " (who runs the cluster)")"
+            )
         }
         let mode = info.st_mode & 0o7777
         guard mode & 0o077 == 0 else {
-            throw Failure.unsafeDirectory(path: path, reason: "its mode \(String(mode, radix: 8)) lets others in; the cluster's folders must be private (chmod 700 \(path))")
+            throw Failure.unsafeDirectory(
+                path: path,
+                reason: "its mode \(String(mode, radix: 8)) lets others in; the cluster's folders must be private (chmod 700 \(path))"
+            )
         }
         if info.st_uid != clusterUser {
             // Ours (we are root) and private, but the cluster user could not use it. Only an
             // empty one is handed over, as if we had just made it.
             guard ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [""]).isEmpty else {
-                throw Failure.unsafeDirectory(path: path, reason: "it belongs to root, but the cluster runs as \(runAs?.name ?? "?"); chown -R \(runAs?.name ?? "?") \(path)")
+                throw Failure.unsafeDirectory(
+                    path: path,
+                    reason: "it belongs to root, but the cluster runs as \(runAs?.name ?? "?"); chown -R \(runAs?.name ?? "?") \(path)"
+                )
             }
             try handOver(path)
         }
@@ -330,7 +367,8 @@ public final class EmbeddedPostgres: Sendable {
     @discardableResult
     private func run(_ executable: String, _ arguments: [String]) throws -> String {
         // As root: run as the cluster user, from / (it may not be able to enter our directory).
-        let argv: [String] = runAs.map { ["/usr/sbin/runuser", "-u", $0.name, "--", "/usr/bin/env", "-C", "/", executable] + arguments }
+        let argv: [String] =
+            runAs.map { ["/usr/sbin/runuser", "-u", $0.name, "--", "/usr/bin/env", "-C", "/", executable] + arguments }
             ?? [executable] + arguments
         // Output goes to a file, not a pipe: the postmaster inherits descriptors and never closes them.
         let outputPath = NSTemporaryDirectory() + "sniffmeet-cmd-\(UUID().uuidString).out"

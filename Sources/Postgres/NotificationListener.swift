@@ -12,8 +12,12 @@ public final class NotificationListener: Sendable {
     private let logger: Logger
     private let stopped = Atomic<Bool>(false)
 
-    public init(connectionString: String, channel: String, logger: Logger = Logger(label: "sniffmeet.listen"),
-                onNotify: @escaping @Sendable () -> Void) {
+    public init(
+        connectionString: String,
+        channel: String,
+        logger: Logger = Logger(label: "sniffmeet.listen"),
+        onNotify: @escaping @Sendable () -> Void
+    ) {
         self.connectionString = connectionString
         self.channel = channel
         self.onNotify = onNotify

@@ -15,7 +15,10 @@ public protocol PostgresEncodable: Sendable {
 
 extension PostgresEncodable {
     public func appendArrayElement(to out: inout [UInt8]) {
-        guard let text = postgresText else { out += ArrayLiteral.null; return }
+        guard let text = postgresText else {
+            out += ArrayLiteral.null
+            return
+        }
         ArrayLiteral.appendQuoted(text, to: &out)
     }
 }
@@ -145,10 +148,19 @@ public enum PostgresTimestamp {
                 divisor /= 10
             }
         }
-        digits(c.year, 4); out.append(UInt8(ascii: "-")); digits(c.month, 2); out.append(UInt8(ascii: "-")); digits(c.day, 2)
+        digits(c.year, 4)
+        out.append(UInt8(ascii: "-"))
+        digits(c.month, 2)
+        out.append(UInt8(ascii: "-"))
+        digits(c.day, 2)
         out.append(UInt8(ascii: " "))
-        digits(c.hour, 2); out.append(UInt8(ascii: ":")); digits(c.minute, 2); out.append(UInt8(ascii: ":")); digits(c.second, 2)
-        out.append(UInt8(ascii: ".")); digits(Int(micros - seconds * 1_000_000), 6)
+        digits(c.hour, 2)
+        out.append(UInt8(ascii: ":"))
+        digits(c.minute, 2)
+        out.append(UInt8(ascii: ":"))
+        digits(c.second, 2)
+        out.append(UInt8(ascii: "."))
+        digits(Int(micros - seconds * 1_000_000), 6)
         out += Array("+00".utf8)
     }
 
@@ -170,8 +182,8 @@ public enum PostgresTimestamp {
             return value
         }
         guard bytes.count >= 19,
-              let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
         else { return nil }
         var index = 19
         var micros = 0
@@ -179,10 +191,16 @@ public enum PostgresTimestamp {
             index += 1
             var digits = 0
             while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
-                if digits < 6 { micros = micros * 10 + Int(bytes[index] - 48); digits += 1 }
+                if digits < 6 {
+                    micros = micros * 10 + Int(bytes[index] - 48)
+                    digits += 1
+                }
                 index += 1
             }
-            while digits < 6 { micros *= 10; digits += 1 }
+            while digits < 6 {
+                micros *= 10
+                digits += 1
+            }
         }
         var offsetSeconds = 0
         if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
@@ -204,8 +222,13 @@ public enum PostgresTimestamp {
         let secondsOfDay = Int(epochSeconds - Int64(days) * 86_400)
         let (year, month, day) = CivilDate.date(days: days)
         return Components(
-            year: year, month: month, day: day,
-            hour: secondsOfDay / 3600, minute: secondsOfDay % 3600 / 60, second: secondsOfDay % 60)
+            year: year,
+            month: month,
+            day: day,
+            hour: secondsOfDay / 3600,
+            minute: secondsOfDay % 3600 / 60,
+            second: secondsOfDay % 60
+        )
     }
 }
 
@@ -225,11 +248,16 @@ extension UUID {
     /// `perf record`, for the three ids a command mints.
     public static func random() -> UUID {
         var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64, low = generator.next() as UInt64
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
         var bytes = withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        )
     }
 }

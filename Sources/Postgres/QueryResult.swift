@@ -48,7 +48,8 @@ public struct Row {
     /// The raw bytes of a cell, without copying into a String.
     public func withBytes<T>(_ column: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
         guard let pointer = result.result, PQgetisnull(pointer, index, Int32(column)) == 0,
-              let value = PQgetvalue(pointer, index, Int32(column)) else { return nil }
+            let value = PQgetvalue(pointer, index, Int32(column))
+        else { return nil }
         let length = Int(PQgetlength(pointer, index, Int32(column)))
         return try value.withMemoryRebound(to: UInt8.self, capacity: length) {
             try body(UnsafeBufferPointer(start: $0, count: length))
@@ -81,8 +82,10 @@ public struct Row {
             let digit = text[index] &- UInt8(ascii: "0")
             guard digit < 10 else { return nil }
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(Int64(digit))
-                                             : shifted.addingReportingOverflow(Int64(digit))
+            let (next, overflow2) =
+                negative
+                ? shifted.subtractingReportingOverflow(Int64(digit))
+                : shifted.addingReportingOverflow(Int64(digit))
             guard !overflow1, !overflow2 else { return nil }
             value = next
             index += 1

@@ -42,7 +42,9 @@ public enum TestDatabase {
             // Migrated by the owner, as `sniffmeet migrate` does it: the grants and default
             // privileges of the runtime role are then those of a real deployment.
             do {
-                let connection = try Connection(connectionString: server.connectionString(database: template, user: EmbeddedPostgres.ownerLogin))
+                let connection = try Connection(
+                    connectionString: server.connectionString(database: template, user: EmbeddedPostgres.ownerLogin)
+                )
                 try Migrator.bundled().migrate(connection: connection)
             }
             cluster = server
@@ -61,8 +63,10 @@ public enum TestDatabase {
         let safe = label.lowercased().filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) }.prefix(30)
         let name = "t_\(safe)_\(counter.add(1, ordering: .relaxed).newValue)"
         try server.createDatabase(name, template: template, owner: EmbeddedPostgres.ownerLogin)
-        return Logins(name: name,
-                      owner: server.connectionString(database: name, user: EmbeddedPostgres.ownerLogin),
-                      runtime: server.connectionString(database: name, user: EmbeddedPostgres.runtimeLogin))
+        return Logins(
+            name: name,
+            owner: server.connectionString(database: name, user: EmbeddedPostgres.ownerLogin),
+            runtime: server.connectionString(database: name, user: EmbeddedPostgres.runtimeLogin)
+        )
     }
 }

@@ -28,9 +28,16 @@ final class CheckpointWaiters: Sendable {
     /// Parks until `reached(names, position)` holds at a `checkpointsMoved` call, `timeout`
     /// passes, or `ownershipChanged` is called. `reached` is first checked at once, under the
     /// same lock the runner's updates take, so no move is missed between check and park.
-    func wait(until position: LogPosition, names: [String], timeout: Duration,
-              reached: @Sendable ([String], LogPosition) -> Bool) async -> Wake {
-        let id = state.withLock { state -> UInt64 in state.nextID &+= 1; return state.nextID }
+    func wait(
+        until position: LogPosition,
+        names: [String],
+        timeout: Duration,
+        reached: @Sendable ([String], LogPosition) -> Bool
+    ) async -> Wake {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID &+= 1
+            return state.nextID
+        }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             self?.resume(id, with: .timedOut)

@@ -46,11 +46,16 @@ public struct MateRequestsProjector: Projector {
         // row, where an UPDATE … FROM unnest may scan the whole table for each batch. A known
         // request keeps its created_at; only status and updated_at move.
         let r = order.map { rows[$0]! }
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO \(tables("mate_requests")) (request_id, from_user, to_user, status, created_at, updated_at)
             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamptz[], $6::timestamptz[])
             ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at
-            """, [order, r.map(\.from), r.map(\.to),
-                  r.map(\.status), r.map(\.createdAt), r.map(\.updatedAt)])
+            """,
+            [
+                order, r.map(\.from), r.map(\.to),
+                r.map(\.status), r.map(\.createdAt), r.map(\.updatedAt),
+            ]
+        )
     }
 }

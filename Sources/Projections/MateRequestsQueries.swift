@@ -14,7 +14,8 @@ public struct MateRequestRow: Sendable {
     public var key: TimeKey
 
     /// The SELECT list of `mate_requests r` joined with the profiles `f` (from) and `t` (to).
-    static let columns = "r.request_id, r.status, r.created_at, r.updated_at, (extract(epoch FROM r.created_at) * 1000000)::bigint, "
+    static let columns =
+        "r.request_id, r.status, r.created_at, r.updated_at, (extract(epoch FROM r.created_at) * 1000000)::bigint, "
         + ProfileRow.columns("f") + ", " + ProfileRow.columns("t")
 
     /// Reads the columns of `columns`.
@@ -45,8 +46,14 @@ public enum MateRequestsQueries {
 
     /// Up to `limit` mate requests of `user`, newest first, below `after` when given.
     /// `direction` is `incoming`, `outgoing` or nil (both); `status` filters when given.
-    public static func requests(of user: UUID, direction: String?, status: String?, after: TimeKey?, limit: Int,
-                                on connection: Connection) throws -> [MateRequestRow] {
+    public static func requests(
+        of user: UUID,
+        direction: String?,
+        status: String?,
+        after: TimeKey?,
+        limit: Int,
+        on connection: Connection
+    ) throws -> [MateRequestRow] {
         try connection.execute(requestsSQL, [user, direction, status, after?.micros, after?.id, limit], prepared: true)
             .rows.map(MateRequestRow.init)
     }

@@ -9,7 +9,10 @@ public struct MatesProjector: Projector {
     public var name: String { "mates" }
     public var tables: [String] { ["mates"] }
 
-    enum Final { case mates(since: Date), apart }
+    enum Final {
+        case mates(since: Date)
+        case apart
+    }
 
     public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
         var finals: [MatePair: Final] = [:]
@@ -28,7 +31,11 @@ public struct MatesProjector: Projector {
         if order.isEmpty { return }
         // Both directions of every touched pair: removed first, then the pairs that end as mates
         // written back, so a pair that parted and paired again in one batch ends right.
-        var users: [UUID] = [], mates: [UUID] = [], sinceUsers: [UUID] = [], sinceMates: [UUID] = [], since: [Date] = []
+        var users: [UUID] = []
+        var mates: [UUID] = []
+        var sinceUsers: [UUID] = []
+        var sinceMates: [UUID] = []
+        var since: [Date] = []
         for pair in order {
             users += [pair.lo, pair.hi]
             mates += [pair.hi, pair.lo]
@@ -38,14 +45,20 @@ public struct MatesProjector: Projector {
                 since += [at, at]
             }
         }
-        try connection.execute("""
+        try connection.execute(
+            """
             DELETE FROM \(tables("mates")) WHERE (user_id, mate_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
-            """, [users, mates])
+            """,
+            [users, mates]
+        )
         if !sinceUsers.isEmpty {
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO \(tables("mates")) (user_id, mate_id, mates_since)
                 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[])
-                """, [sinceUsers, sinceMates, since])
+                """,
+                [sinceUsers, sinceMates, since]
+            )
         }
     }
 }

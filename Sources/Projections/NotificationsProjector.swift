@@ -34,7 +34,9 @@ public struct NotificationsProjector: Projector {
             switch event.event {
             case .mateRequested(let e): senders.insert(e.from)
             case .mateAccepted(let e): senders.insert(e.to)
-            case .walkRequested(let e): senders.insert(e.from); walksInBatch.insert(e.walkID)
+            case .walkRequested(let e):
+                senders.insert(e.from)
+                walksInBatch.insert(e.walkID)
             case .walkAccepted(let e), .walkDeclined(let e), .walkExpired(let e):
                 senders.insert(e.to)
                 if !walksInBatch.contains(e.walkID) { walksBefore.insert(e.walkID) }
@@ -48,10 +50,21 @@ public struct NotificationsProjector: Projector {
         var order: [UUID] = []
         var dismissals: [(id: UUID, user: UUID)] = []
         var senderUpdates: [UUID: String] = [:]
-        func add(_ event: ProjectedEvent, user: UUID, _ category: String, from: UUID, requestID: UUID? = nil, walkID: UUID? = nil, at: Date) {
+        func add(_ event: ProjectedEvent, user: UUID, _ category: String, from: UUID, requestID: UUID? = nil, walkID: UUID? = nil, at: Date)
+        {
             let walk = walkID.flatMap { walks[$0] }
-            entries[event.id] = Entry(id: event.id, user: user, category: category, from: from, fromDogName: dogNames[from],
-                                      requestID: requestID, walk: walk, walkID: walkID, createdAt: at, position: event.position)
+            entries[event.id] = Entry(
+                id: event.id,
+                user: user,
+                category: category,
+                from: from,
+                fromDogName: dogNames[from],
+                requestID: requestID,
+                walk: walk,
+                walkID: walkID,
+                createdAt: at,
+                position: event.position
+            )
             order.append(event.id)
         }
         for event in events {
@@ -89,32 +102,43 @@ public struct NotificationsProjector: Projector {
         }
 
         if !dismissals.isEmpty {
-            try connection.execute("""
+            try connection.execute(
+                """
                 DELETE FROM \(tables("notifications")) AS n USING unnest($1::uuid[], $2::uuid[]) AS d(id, user_id)
                 WHERE n.notification_id = d.id AND n.user_id = d.user_id
-                """, [dismissals.map(\.id), dismissals.map(\.user)])
+                """,
+                [dismissals.map(\.id), dismissals.map(\.user)]
+            )
         }
         let rows = order.compactMap { entries[$0] }
         if !rows.isEmpty {
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO \(tables("notifications")) (notification_id, user_id, category, from_user, from_dog_name, request_id,
                     walk_id, message, latitude, longitude, place_name, created_at, log_transaction_id, log_position)
                 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::uuid[], $7::uuid[],
                                      $8::text[], $9::float8[], $10::float8[], $11::text[], $12::timestamptz[], $13::xid8[],
                                      $14::bigint[])
-                """, [rows.map(\.id), rows.map(\.user), rows.map(\.category), rows.map(\.from),
-                      rows.map(\.fromDogName), rows.map(\.requestID), rows.map(\.walkID),
-                      rows.map { $0.walk?.message }, rows.map { $0.walk?.latitude },
-                      rows.map { $0.walk?.longitude }, rows.map { $0.walk?.placeName }, rows.map(\.createdAt),
-                      rows.map(\.position.transactionID), rows.map(\.position.position)])
+                """,
+                [
+                    rows.map(\.id), rows.map(\.user), rows.map(\.category), rows.map(\.from),
+                    rows.map(\.fromDogName), rows.map(\.requestID), rows.map(\.walkID),
+                    rows.map { $0.walk?.message }, rows.map { $0.walk?.latitude },
+                    rows.map { $0.walk?.longitude }, rows.map { $0.walk?.placeName }, rows.map(\.createdAt),
+                    rows.map(\.position.transactionID), rows.map(\.position.position),
+                ]
+            )
         }
         if !senderUpdates.isEmpty {
             let ids = Array(senderUpdates.keys)
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO \(tables("notification_senders")) (user_id, dog_name)
                 SELECT * FROM unnest($1::uuid[], $2::text[])
                 ON CONFLICT (user_id) DO UPDATE SET dog_name = EXCLUDED.dog_name
-                """, [ids, ids.map { senderUpdates[$0]! }])
+                """,
+                [ids, ids.map { senderUpdates[$0]! }]
+            )
         }
     }
 
@@ -122,7 +146,9 @@ public struct NotificationsProjector: Projector {
         guard !users.isEmpty else { return [:] }
         var names: [UUID: String] = [:]
         let result = try connection.execute(
-            "SELECT user_id, dog_name FROM \(tables("notification_senders")) WHERE user_id = ANY($1::uuid[])", [users])
+            "SELECT user_id, dog_name FROM \(tables("notification_senders")) WHERE user_id = ANY($1::uuid[])",
+            [users]
+        )
         for row in result.rows { names[try row.uuid(0)] = try row.string(1) }
         return names
     }
@@ -131,13 +157,19 @@ public struct NotificationsProjector: Projector {
     /// deterministic as a table of our own): each walk stream's first event.
     private func loadWalks(_ walkIDs: [UUID], on connection: Connection) throws -> [UUID: WalkRequested] {
         guard !walkIDs.isEmpty else { return [:] }
-        let result = try connection.execute("""
+        let result = try connection.execute(
+            """
             SELECT event_type, data, metadata FROM events WHERE stream_id = ANY($1::text[]) AND stream_version = 1
-            """, [walkIDs.map { StreamName.walk($0).rawValue }])
+            """,
+            [walkIDs.map { StreamName.walk($0).rawValue }]
+        )
         var walks: [UUID: WalkRequested] = [:]
         for row in result.rows {
-            let event = try Event.decode(typeName: try row.string(0), schemaVersion: RecordedEvent.schemaVersion(in: try row.json(2)),
-                                         data: try row.json(1))
+            let event = try Event.decode(
+                typeName: try row.string(0),
+                schemaVersion: RecordedEvent.schemaVersion(in: try row.json(2)),
+                data: try row.json(1)
+            )
             if case .walkRequested(let walk) = event { walks[walk.walkID] = walk }
         }
         return walks

@@ -20,6 +20,34 @@ public struct NotificationRow: Sendable {
     /// The feed position of the event behind the entry: the inbox's order and keyset key.
     public var position: LogPosition
 
+    public init(
+        notificationID: UUID,
+        category: String,
+        fromUser: UUID,
+        fromDogName: String,
+        requestID: UUID?,
+        walkID: UUID?,
+        message: String?,
+        latitude: Double?,
+        longitude: Double?,
+        placeName: String?,
+        createdAt: Date,
+        position: LogPosition
+    ) {
+        self.notificationID = notificationID
+        self.category = category
+        self.fromUser = fromUser
+        self.fromDogName = fromDogName
+        self.requestID = requestID
+        self.walkID = walkID
+        self.message = message
+        self.latitude = latitude
+        self.longitude = longitude
+        self.placeName = placeName
+        self.createdAt = createdAt
+        self.position = position
+    }
+
     /// The SELECT list of `notifications n`.
     static let columns = """
         n.notification_id, n.category, n.from_user, n.from_dog_name, n.request_id, n.walk_id, n.message, n.latitude,
@@ -73,7 +101,12 @@ public enum NotificationsQueries {
         """
 
     /// Up to `limit` entries of `user` after `position`, oldest first (the SSE stream).
-    public static func entries(of user: UUID, after position: LogPosition, limit: Int, on connection: Connection) throws -> [NotificationRow] {
+    public static func entries(
+        of user: UUID,
+        after position: LogPosition,
+        limit: Int,
+        on connection: Connection
+    ) throws -> [NotificationRow] {
         try connection.execute(afterSQL, [user, String(position.transactionID), position.position, limit], prepared: true)
             .rows.map(NotificationRow.init)
     }
@@ -125,6 +158,7 @@ public enum NotificationsQueries {
 
     /// Whether `user` has the inbox entry `id`.
     public static func has(_ id: UUID, of user: UUID, on connection: Connection) throws -> Bool {
-        try connection.execute("SELECT 1 FROM notifications WHERE notification_id = $1 AND user_id = $2", [id, user], prepared: true).count > 0
+        try connection.execute("SELECT 1 FROM notifications WHERE notification_id = $1 AND user_id = $2", [id, user], prepared: true).count
+            > 0
     }
 }

@@ -24,17 +24,29 @@ public struct ProfileRow: Sendable, Equatable {
     /// Reads the columns of `columns(_:)` from where `reader` stands.
     init(_ reader: inout RowReader) throws {
         userID = try reader.uuid()
-        let nickname = try reader.string(), dogName = try reader.string(), age = try reader.int()
+        let nickname = try reader.string()
+        let dogName = try reader.string()
+        let age = try reader.int()
         let sex = Sex(rawValue: try reader.string())
         let neutered = try reader.bool()
         let size = Size(rawValue: try reader.string())
         // Keywords are enum words (no commas), so a joined string is cheaper than a JSON array per row.
-        guard let keywords = reader.withBytes({ text in
-            text.split(separator: UInt8(ascii: ",")).compactMap { Keyword(rawValue: String(decoding: $0, as: UTF8.self)) }
-        }) else { throw PostgresError.decoding(column: "keywords", value: nil, as: "[Keyword]") }
+        guard
+            let keywords = reader.withBytes({ text in
+                text.split(separator: UInt8(ascii: ",")).compactMap { Keyword(rawValue: String(decoding: $0, as: UTF8.self)) }
+            })
+        else { throw PostgresError.decoding(column: "keywords", value: nil, as: "[Keyword]") }
         guard let sex, let size else { throw PostgresError.decoding(column: "sex/size", value: nil, as: "enum") }
-        profile = DogProfile(nickname: nickname, dogName: dogName, age: age, sex: sex, neutered: neutered, size: size,
-                             keywords: keywords, profileImage: reader.optionalString())
+        profile = DogProfile(
+            nickname: nickname,
+            dogName: dogName,
+            age: age,
+            sex: sex,
+            neutered: neutered,
+            size: size,
+            keywords: keywords,
+            profileImage: reader.optionalString()
+        )
         createdAt = try reader.date()
     }
 }

@@ -41,10 +41,12 @@ public struct ProfilesProjector: Projector {
         let updated = order.filter { rows[$0]!.createdAt == nil }
         func columns(_ ids: [UUID]) -> [any PostgresEncodable] {
             let r = ids.map { rows[$0]! }
-            return [ids, r.map(\.profile.nickname), r.map(\.profile.dogName), r.map(\.profile.age),
-                    r.map(\.profile.sex.rawValue), r.map(\.profile.neutered), r.map(\.profile.size.rawValue),
-                    r.map { $0.profile.keywords.map(\.rawValue).postgresText! }, r.map(\.profile.profileImage),
-                    r.map(\.createdAt), r.map(\.updatedAt)]
+            return [
+                ids, r.map(\.profile.nickname), r.map(\.profile.dogName), r.map(\.profile.age),
+                r.map(\.profile.sex.rawValue), r.map(\.profile.neutered), r.map(\.profile.size.rawValue),
+                r.map { $0.profile.keywords.map(\.rawValue).postgresText! }, r.map(\.profile.profileImage),
+                r.map(\.createdAt), r.map(\.updatedAt),
+            ]
         }
         let unnest = """
             unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::bool[], $7::text[], $8::text[], $9::text[],
@@ -52,21 +54,27 @@ public struct ProfilesProjector: Projector {
                    profile_image, created_at, updated_at)
             """
         if !inserted.isEmpty {
-            try connection.execute("""
+            try connection.execute(
+                """
                 INSERT INTO \(tables("profiles")) (user_id, nickname, dog_name, age, sex, neutered, size, keywords, profile_image,
                                                    created_at, updated_at)
                 SELECT user_id, nickname, dog_name, age, sex, neutered, size, keywords::text[], profile_image, created_at, updated_at
                 FROM \(unnest)
-                """, columns(inserted))
+                """,
+                columns(inserted)
+            )
         }
         if !updated.isEmpty {
-            try connection.execute("""
+            try connection.execute(
+                """
                 UPDATE \(tables("profiles")) AS p SET nickname = x.nickname, dog_name = x.dog_name, age = x.age, sex = x.sex,
                     neutered = x.neutered, size = x.size, keywords = x.keywords::text[], profile_image = x.profile_image,
                     updated_at = x.updated_at
                 FROM \(unnest)
                 WHERE p.user_id = x.user_id
-                """, columns(updated))
+                """,
+                columns(updated)
+            )
         }
     }
 }

@@ -60,8 +60,13 @@ public final class ProjectionRunner: Sendable {
     /// `waitUntil` callers, resumed when the batch they wait for commits.
     private let waiters = CheckpointWaiters()
 
-    public init(log: EventLog, connectionString: String, projectors: [any Projector] = Projectors.all,
-                options: Options = Options(), logger: Logger = Logger(label: "sniffmeet.projections")) {
+    public init(
+        log: EventLog,
+        connectionString: String,
+        projectors: [any Projector] = Projectors.all,
+        options: Options = Options(),
+        logger: Logger = Logger(label: "sniffmeet.projections")
+    ) {
         self.log = log
         self.connectionString = connectionString
         self.projectors = projectors
@@ -112,8 +117,12 @@ public final class ProjectionRunner: Sendable {
     /// the log up to `position`, false when `timeout` passes first. Projectors owned by another
     /// process are watched through their stored checkpoints.
     /// `poll` is how often a checkpoint owned elsewhere is read again.
-    public func waitUntil(position: LogPosition, projectors names: [String]? = nil, timeout: Duration,
-                          poll: Duration = .milliseconds(10)) async throws -> Bool {
+    public func waitUntil(
+        position: LogPosition,
+        projectors names: [String]? = nil,
+        timeout: Duration,
+        poll: Duration = .milliseconds(10)
+    ) async throws -> Bool {
         let wanted = names ?? projectors.map(\.name)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
@@ -174,7 +183,10 @@ public final class ProjectionRunner: Sendable {
             } catch {
                 let message = PostgresError.logSummary(of: error)
                 updateOwnership(names) { local in
-                    if local.checkpoint != nil || local.state == .failed { local.state = .failed; local.lastError = message }
+                    if local.checkpoint != nil || local.state == .failed {
+                        local.state = .failed
+                        local.lastError = message
+                    }
                     local.checkpoint = nil
                 }
                 logger.warning("projection failed; retrying", metadata: ["error": "\(message)"])
@@ -183,7 +195,10 @@ public final class ProjectionRunner: Sendable {
             if Task.isCancelled { break }
             try? await Task.sleep(for: options.failureBackoff)
         }
-        updateOwnership(names) { $0.state = .stopped; $0.checkpoint = nil }
+        updateOwnership(names) {
+            $0.state = .stopped
+            $0.checkpoint = nil
+        }
     }
 
     private struct Step: Sendable {
@@ -216,9 +231,12 @@ public final class ProjectionRunner: Sendable {
                 let unowned = projectors.filter { p in !owned.contains { $0.name == p.name } }
                 let claimed = try await pool.withConnection { connection in
                     guard connection.backendPID == backend else { throw ProjectionError.lostOwnership(projector: unowned[0].name) }
-                    let locked = try connection.execute("""
+                    let locked = try connection.execute(
+                        """
                         SELECT name FROM unnest($2::text[]) AS name WHERE pg_try_advisory_lock($1::int, hashtext(name))
-                        """, [lockClass, unowned.map(\.name)]).rows.map { try $0.string(0) }
+                        """,
+                        [lockClass, unowned.map(\.name)]
+                    ).rows.map { try $0.string(0) }
                     return try Checkpoints.read(locked, on: connection)
                 }
                 let gained = unowned.filter { claimed[$0.name] != nil }
@@ -273,14 +291,17 @@ public final class ProjectionRunner: Sendable {
             }
             let state: ProjectorStatus.State = step.full ? .catchingUp : .live
             let current = checkpoints
-            waiters.checkpointsMoved({
-                shared.withLock { shared in
-                    for (name, checkpoint) in current {
-                        shared.local[name]?.checkpoint = checkpoint
-                        shared.local[name]?.state = state
+            waiters.checkpointsMoved(
+                {
+                    shared.withLock { shared in
+                        for (name, checkpoint) in current {
+                            shared.local[name]?.checkpoint = checkpoint
+                            shared.local[name]?.state = state
+                        }
                     }
-                }
-            }, reached: ownedCheckpointsReach)
+                },
+                reached: ownedCheckpointsReach
+            )
             if step.full { continue }
             if step.pending {
                 try await Task.sleep(for: options.horizonRetry)

@@ -54,7 +54,8 @@ public struct ProjectorStatus: Sendable, Codable, Equatable {
     /// are what a projector can apply now, so a caught-up projector shows 0 while a long
     /// append is still open.
     public static func read(_ names: [String] = Projectors.names, on connection: Connection) throws -> [ProjectorStatus] {
-        let result = try connection.execute("""
+        let result = try connection.execute(
+            """
             SELECT p.name, c.transaction_id, c.position, c.updated_at,
                    (SELECT count(*) FROM events e
                      WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
@@ -66,13 +67,19 @@ public struct ProjectorStatus: Sendable, Codable, Equatable {
             FROM unnest($1::text[]) WITH ORDINALITY AS p(name, n)
             LEFT JOIN projector_checkpoints c ON c.projector = p.name
             ORDER BY p.n
-            """, [names])
+            """,
+            [names]
+        )
         return try result.rows.map { row in
             ProjectorStatus(
-                name: try row.string(0), state: .stopped,
+                name: try row.string(0),
+                state: .stopped,
                 checkpoint: row.isNull(1) ? .start : LogPosition(transactionID: try row.uint64(1), position: try row.int64(2)),
-                lagEvents: try row.int64(4), lagSeconds: max(0, try row.optionalDouble(5) ?? 0),
-                updatedAt: try row.optionalDate(3), lastError: nil)
+                lagEvents: try row.int64(4),
+                lagSeconds: max(0, try row.optionalDouble(5) ?? 0),
+                updatedAt: try row.optionalDate(3),
+                lastError: nil
+            )
         }
     }
 }

@@ -22,8 +22,10 @@ public enum ReadModelTables {
         try connection.execute("DROP TABLE \(TableSet.live(table))")
         try connection.execute("ALTER TABLE \(set(table)) RENAME TO \(TableSet.live(table))")
         let indexes = try connection.execute(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1", [table])
-            .rows.map { try $0.string(0) }
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1",
+            [table]
+        )
+        .rows.map { try $0.string(0) }
         let prefix = set.raw(table)
         for index in indexes where index.hasPrefix(prefix) {
             let renamed = table + index.dropFirst(prefix.count)

@@ -34,8 +34,13 @@ public struct RebuildJob: Sendable {
     /// The advisory lock class of rebuilds (the key is `hashtext(projector)`).
     static let lockClass: Int32 = 73_362_245
 
-    public init(connectionString: String, projectors: [any Projector] = Projectors.all, batchSize: Int = 5000,
-                restart: Bool = false, logger: Logger = Logger(label: "sniffmeet.rebuild")) {
+    public init(
+        connectionString: String,
+        projectors: [any Projector] = Projectors.all,
+        batchSize: Int = 5000,
+        restart: Bool = false,
+        logger: Logger = Logger(label: "sniffmeet.rebuild")
+    ) {
         self.connectionString = connectionString
         self.projectors = projectors
         self.batchSize = batchSize
@@ -44,8 +49,10 @@ public struct RebuildJob: Sendable {
     }
 
     /// Runs the job on a thread of its own and waits for it without blocking the caller's thread.
-    public func run(onThread isCancelled: @escaping @Sendable () -> Bool,
-                    progress: @escaping @Sendable (RebuildProgress) -> Void) async throws -> Outcome {
+    public func run(
+        onThread isCancelled: @escaping @Sendable () -> Bool,
+        progress: @escaping @Sendable (RebuildProgress) -> Void
+    ) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(with: Result { try self.run(isCancelled: isCancelled, progress: progress) })
@@ -84,10 +91,13 @@ public struct RebuildJob: Sendable {
                     try connection.execute("DELETE FROM projector_checkpoints WHERE projector = $1", [fresh.checkpointName(projector.name)])
                 }
                 for table in projector.tables { try ReadModelTables.createCopy(of: table, in: fresh, on: connection) }
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO projector_checkpoints (projector, transaction_id, position, updated_at) VALUES ($1, '0', 0, now())
                     ON CONFLICT (projector) DO NOTHING
-                    """, [fresh.checkpointName(projector.name)])
+                    """,
+                    [fresh.checkpointName(projector.name)]
+                )
             }
         }
         var checkpoints: [String: LogPosition] = [:]
@@ -96,7 +106,8 @@ public struct RebuildJob: Sendable {
         if cursor > .start { logger.info("resuming rebuild", metadata: ["projectors": "\(names)", "from": "\(cursor)"]) }
         report.total = try connection.execute(
             "SELECT count(*) FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)",
-            [cursor.transactionID, cursor.position]).first!.int(0)
+            [cursor.transactionID, cursor.position]
+        ).first!.int(0)
 
         // Catch up outside any long transaction: the live tables keep serving meanwhile.
         while true {
@@ -107,8 +118,13 @@ public struct RebuildJob: Sendable {
             let page = try EventLog.readFeed(on: connection, after: cursor, limit: batchSize)
             if let last = page.events.last?.position {
                 let events = try ProjectedEvent.decode(page.events)
-                try Checkpoints.applyBatch(events, through: last, projectors: projectors.map { ($0, checkpoints[$0.name]!) },
-                                           tables: fresh, on: connection)
+                try Checkpoints.applyBatch(
+                    events,
+                    through: last,
+                    projectors: projectors.map { ($0, checkpoints[$0.name]!) },
+                    tables: fresh,
+                    on: connection
+                )
                 for name in names where checkpoints[name]! < last { checkpoints[name] = last }
                 cursor = last
                 report.events += page.events.count
@@ -116,7 +132,10 @@ public struct RebuildJob: Sendable {
                 tell(.catchingUp)
             }
             if page.full { continue }
-            if page.pendingBeyondHorizon { Thread.sleep(forTimeInterval: 0.002); continue }
+            if page.pendingBeyondHorizon {
+                Thread.sleep(forTimeInterval: 0.002)
+                continue
+            }
             break
         }
 
@@ -126,9 +145,12 @@ public struct RebuildJob: Sendable {
             // Live checkpoints first, in the order live projectors lock them (one row each), then
             // the tables: a live batch in flight finishes first, the next one waits and then
             // finds its checkpoint moved.
-            try connection.execute("""
+            try connection.execute(
+                """
                 SELECT projector FROM projector_checkpoints WHERE projector = ANY($1::text[]) ORDER BY projector FOR UPDATE
-                """, [names + names.map(fresh.checkpointName)])
+                """,
+                [names + names.map(fresh.checkpointName)]
+            )
             let liveTables = projectors.flatMap(\.tables).map { TableSet.live($0) }.joined(separator: ", ")
             try connection.execute("LOCK TABLE \(liveTables) IN ACCESS EXCLUSIVE MODE")
             // The events committed since the catch-up ended.
@@ -136,8 +158,13 @@ public struct RebuildJob: Sendable {
                 let page = try EventLog.readFeed(on: connection, after: cursor, limit: batchSize)
                 guard let last = page.events.last?.position else { break }
                 let events = try ProjectedEvent.decode(page.events)
-                try Checkpoints.applyBatchInTransaction(events, through: last, projectors: projectors.map { ($0, checkpoints[$0.name]!) },
-                                                        tables: fresh, on: connection)
+                try Checkpoints.applyBatchInTransaction(
+                    events,
+                    through: last,
+                    projectors: projectors.map { ($0, checkpoints[$0.name]!) },
+                    tables: fresh,
+                    on: connection
+                )
                 for name in names where checkpoints[name]! < last { checkpoints[name] = last }
                 cursor = last
                 report.events += page.events.count
@@ -146,9 +173,12 @@ public struct RebuildJob: Sendable {
             for projector in projectors {
                 for table in projector.tables { try ReadModelTables.swapIn(table, from: fresh, on: connection) }
                 let at = checkpoints[projector.name]!
-                try connection.execute("""
+                try connection.execute(
+                    """
                     UPDATE projector_checkpoints SET transaction_id = $2, position = $3, updated_at = now() WHERE projector = $1
-                    """, [projector.name, at.transactionID, at.position])
+                    """,
+                    [projector.name, at.transactionID, at.position]
+                )
                 try connection.execute("DELETE FROM projector_checkpoints WHERE projector = $1", [fresh.checkpointName(projector.name)])
             }
             return cursor

@@ -3,7 +3,9 @@ import Foundation
 /// How far a rebuild (or verify) has come; handed to a progress callback after every batch.
 public struct RebuildProgress: Sendable {
     public enum Phase: String, Sendable {
-        case preparing, catchingUp = "catching up", swapping, done, cancelled
+        case preparing
+        case catchingUp = "catching up"
+        case swapping, done, cancelled
     }
 
     public var phase: Phase

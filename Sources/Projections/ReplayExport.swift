@@ -17,8 +17,14 @@ public struct ReplayFilter: Sendable {
     /// Recorded before.
     public var until: Date?
 
-    public init(streams: [String]? = nil, types: [String]? = nil, from: LogPosition? = nil, to: LogPosition? = nil,
-                since: Date? = nil, until: Date? = nil) {
+    public init(
+        streams: [String]? = nil,
+        types: [String]? = nil,
+        from: LogPosition? = nil,
+        to: LogPosition? = nil,
+        since: Date? = nil,
+        until: Date? = nil
+    ) {
         self.streams = streams
         self.types = types
         self.from = from
@@ -36,17 +42,24 @@ public struct ReplayFilter: Sendable {
 public enum ReplayExport {
     /// Calls `write` with chunks of NDJSON; returns the number of events written.
     @discardableResult
-    public static func run(_ filter: ReplayFilter, on connection: Connection, batchSize: Int = 5000,
-                           write: (Data) throws -> Void) throws -> Int {
+    public static func run(
+        _ filter: ReplayFilter,
+        on connection: Connection,
+        batchSize: Int = 5000,
+        write: (Data) throws -> Void
+    ) throws -> Int {
         var cursor = LogPosition.start
         if let from = filter.from, from.position > 0 || from.transactionID > 0 {
             // Inclusive: start just before `from`.
-            cursor = from.position > 0 ? LogPosition(transactionID: from.transactionID, position: from.position - 1)
-                                       : LogPosition(transactionID: from.transactionID - 1, position: Int64.max)
+            cursor =
+                from.position > 0
+                ? LogPosition(transactionID: from.transactionID, position: from.position - 1)
+                : LogPosition(transactionID: from.transactionID - 1, position: Int64.max)
         }
         var written = 0
         while true {
-            let result = try connection.execute("""
+            let result = try connection.execute(
+                """
                 SELECT json_build_object(
                            'position', transaction_id::text || '.' || position::text, 'stream', stream_id,
                            'version', stream_version, 'id', event_id, 'type', event_type, 'data', data, 'metadata', metadata,
@@ -62,8 +75,12 @@ public enum ReplayExport {
                   AND ($8::timestamptz IS NULL OR recorded_at < $8::timestamptz)
                 ORDER BY transaction_id, position
                 LIMIT $9
-                """, [cursor.transactionID, cursor.position, filter.to?.transactionID, filter.to?.position,
-                      filter.streams, filter.types, filter.since, filter.until, batchSize])
+                """,
+                [
+                    cursor.transactionID, cursor.position, filter.to?.transactionID, filter.to?.position,
+                    filter.streams, filter.types, filter.since, filter.until, batchSize,
+                ]
+            )
             guard result.count > 0 else { return written }
             var chunk = Data()
             for row in result.rows {

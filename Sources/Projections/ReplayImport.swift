@@ -19,31 +19,45 @@ public enum ReplayImport {
             guard try !connection.execute("SELECT EXISTS (SELECT 1 FROM events)").first!.bool(0) else { throw ProjectionError.logNotEmpty }
             try connection.execute("CREATE TEMPORARY TABLE import_lines (line_no bigserial, doc jsonb NOT NULL) ON COMMIT DROP")
             try connection.copyIn("COPY import_lines (doc) FROM STDIN", CopyTextLines(input))
-            let bad = try connection.execute("""
+            let bad = try connection.execute(
+                """
                 SELECT line_no FROM import_lines
                 WHERE jsonb_typeof(doc) <> 'object' OR NOT (doc ?& ARRAY['stream', 'version', 'id', 'type', 'data', 'recorded_at'])
                 ORDER BY line_no LIMIT 1
-                """)
+                """
+            )
             if let row = bad.first {
-                throw ProjectionError.badImportLine(line: try row.int(0), reason: "not an exported event (stream, version, id, type, data, recorded_at)")
+                throw ProjectionError.badImportLine(
+                    line: try row.int(0),
+                    reason: "not an exported event (stream, version, id, type, data, recorded_at)"
+                )
             }
-            let imported = try connection.execute("""
+            let imported = try connection.execute(
+                """
                 INSERT INTO events (position, stream_id, stream_version, event_id, event_type, data, metadata, recorded_at)
                 SELECT line_no, doc->>'stream', (doc->>'version')::bigint, (doc->>'id')::uuid, doc->>'type', doc->'data',
                        coalesce(doc->'metadata', '{}'::jsonb), (doc->>'recorded_at')::timestamptz
                 FROM import_lines ORDER BY line_no
-                """).affectedRows
-            let broken = try connection.execute("""
+                """
+            ).affectedRows
+            let broken = try connection.execute(
+                """
                 SELECT stream_id, stream_version FROM (
                     SELECT stream_id, stream_version, row_number() OVER (PARTITION BY stream_id ORDER BY position) AS expected
                     FROM events) AS v
                 WHERE stream_version <> expected LIMIT 1
-                """)
+                """
+            )
             if let row = broken.first {
-                throw ProjectionError.badImportLine(line: 0, reason: "stream \(try row.string(0)) is not complete and in order at version \(try row.int64(1))")
+                throw ProjectionError.badImportLine(
+                    line: 0,
+                    reason: "stream \(try row.string(0)) is not complete and in order at version \(try row.int64(1))"
+                )
             }
             // Later appends take positions after the imported ones.
-            try connection.execute("SELECT setval(pg_get_serial_sequence('events', 'position'), greatest((SELECT max(position) FROM events), 1))")
+            try connection.execute(
+                "SELECT setval(pg_get_serial_sequence('events', 'position'), greatest((SELECT max(position) FROM events), 1))"
+            )
             return imported
         }
     }

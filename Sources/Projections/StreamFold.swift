@@ -22,7 +22,11 @@ public enum StreamFold {
         }
         let records = try EventLog.readStream(on: connection, stream).filter { at == nil || $0.position <= at! }
         let events = try ProjectedEvent.decode(records)
-        return Result(stream: stream, version: records.last?.version ?? 0, position: records.last?.position,
-                      state: SniffMeet.fold(name, events.map(\.event)))
+        return Result(
+            stream: stream,
+            version: records.last?.version ?? 0,
+            position: records.last?.position,
+            state: SniffMeet.fold(name, events.map(\.event))
+        )
     }
 }

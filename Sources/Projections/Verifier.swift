@@ -18,7 +18,10 @@ public struct Verifier: Sendable {
 
     /// One row that is in one side only (as JSON text).
     public struct Difference: Sendable, Equatable {
-        public enum Side: String, Sendable { case missingFromLive = "missing", unexpectedInLive = "unexpected" }
+        public enum Side: String, Sendable {
+            case missingFromLive = "missing"
+            case unexpectedInLive = "unexpected"
+        }
         public var table: String
         public var side: Side
         public var row: String
@@ -58,11 +61,14 @@ public struct Verifier: Sendable {
         // Every event up to a live checkpoint was committed before that checkpoint, so this
         // snapshot sees all of them: no horizon is needed.
         while cursor < end {
-            let result = try connection.execute("""
+            let result = try connection.execute(
+                """
                 SELECT \(EventLog.columns) FROM events
                 WHERE (transaction_id, position) > ($1::xid8, $2::bigint) AND (transaction_id, position) <= ($3::xid8, $4::bigint)
                 ORDER BY transaction_id, position LIMIT $5
-                """, [cursor.transactionID, cursor.position, end.transactionID, end.position, batchSize])
+                """,
+                [cursor.transactionID, cursor.position, end.transactionID, end.position, batchSize]
+            )
             let records = try result.rows.map(EventLog.decodeEvent)
             guard let last = records.last?.position else { break }
             let events = try ProjectedEvent.decode(records)
@@ -85,27 +91,45 @@ public struct Verifier: Sendable {
     }
 
     private func compare(_ table: String, checkpoint: LogPosition, on connection: Connection) throws -> TableReport {
-        let live = TableSet.live(table), scratch = TableSet.scratch(table)
-        let counts = try connection.execute("""
+        let live = TableSet.live(table)
+        let scratch = TableSet.scratch(table)
+        let counts = try connection.execute(
+            """
             SELECT (SELECT count(*) FROM \(live)), (SELECT count(*) FROM \(scratch)),
                    (SELECT count(*) FROM (SELECT * FROM \(scratch) EXCEPT ALL SELECT * FROM \(live)) AS m),
                    (SELECT count(*) FROM (SELECT * FROM \(live) EXCEPT ALL SELECT * FROM \(scratch)) AS u)
-            """).first!
-        let missing = try counts.int(2), unexpected = try counts.int(3)
+            """
+        ).first!
+        let missing = try counts.int(2)
+        let unexpected = try counts.int(3)
         var samples: [Difference] = []
         if missing + unexpected > 0 {
-            let rows = try connection.execute("""
+            let rows = try connection.execute(
+                """
                 (SELECT 'missing', row_to_json(m)::text FROM (SELECT * FROM \(scratch) EXCEPT ALL SELECT * FROM \(live)) AS m LIMIT $1)
                 UNION ALL
                 (SELECT 'unexpected', row_to_json(u)::text FROM (SELECT * FROM \(live) EXCEPT ALL SELECT * FROM \(scratch)) AS u LIMIT $1)
-                """, [maxRowsShown])
+                """,
+                [maxRowsShown]
+            )
             for row in rows.rows {
-                samples.append(Difference(table: table, side: try row.string(0) == "missing" ? .missingFromLive : .unexpectedInLive,
-                                          row: try row.string(1)))
+                samples.append(
+                    Difference(
+                        table: table,
+                        side: try row.string(0) == "missing" ? .missingFromLive : .unexpectedInLive,
+                        row: try row.string(1)
+                    )
+                )
             }
         }
-        return TableReport(table: table, checkpoint: checkpoint, liveRows: try counts.int(0), expectedRows: try counts.int(1),
-                           differingRows: missing + unexpected, samples: samples)
+        return TableReport(
+            table: table,
+            checkpoint: checkpoint,
+            liveRows: try counts.int(0),
+            expectedRows: try counts.int(1),
+            differingRows: missing + unexpected,
+            samples: samples
+        )
     }
 }
 
@@ -116,14 +140,21 @@ public enum ReadModelChecksum {
     public static let feedColumns = ["log_transaction_id", "log_position"]
 
     /// `table -> "rows:md5"` for every table of `projectors`.
-    public static func compute(projectors: [any Projector] = Projectors.all, tables set: TableSet = .live,
-                               excluding columns: [String] = [], on connection: Connection) throws -> [String: String] {
+    public static func compute(
+        projectors: [any Projector] = Projectors.all,
+        tables set: TableSet = .live,
+        excluding columns: [String] = [],
+        on connection: Connection
+    ) throws -> [String: String] {
         var sums: [String: String] = [:]
         for table in projectors.flatMap(\.tables) {
-            let row = try connection.execute("""
+            let row = try connection.execute(
+                """
                 SELECT count(*), md5(coalesce(string_agg(r, E'\\n' ORDER BY r), ''))
                 FROM (SELECT (to_jsonb(t) - $1::text[])::text AS r FROM \(set(table)) AS t) AS rows
-                """, [columns]).first!
+                """,
+                [columns]
+            ).first!
             sums[table] = "\(try row.int(0)):\(try row.string(1))"
         }
         return sums

@@ -45,16 +45,21 @@ public struct WalksProjector: Projector {
         // One upsert for new and known walks alike (index probes, never a scan): a known walk
         // only changes status and answer time; its other columns are sent empty and ignored.
         let r = order.map { rows[$0]! }
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO \(tables("walks")) (walk_id, from_user, to_user, message, latitude, longitude, place_name, status,
                                             created_at, expires_at, answered_at)
             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::float8[], $6::float8[], $7::text[],
                                  $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[])
             ON CONFLICT (walk_id) DO UPDATE SET status = EXCLUDED.status,
                 answered_at = coalesce(EXCLUDED.answered_at, \(tables("walks")).answered_at)
-            """, [order, r.map { $0.requested?.from }, r.map { $0.requested?.to },
-                  r.map { $0.requested?.message }, r.map { $0.requested?.latitude },
-                  r.map { $0.requested?.longitude }, r.map { $0.requested?.placeName }, r.map(\.status),
-                  r.map { $0.requested?.createdAt }, r.map { $0.requested?.expiresAt }, r.map(\.answeredAt)])
+            """,
+            [
+                order, r.map { $0.requested?.from }, r.map { $0.requested?.to },
+                r.map { $0.requested?.message }, r.map { $0.requested?.latitude },
+                r.map { $0.requested?.longitude }, r.map { $0.requested?.placeName }, r.map(\.status),
+                r.map { $0.requested?.createdAt }, r.map { $0.requested?.expiresAt }, r.map(\.answeredAt),
+            ]
+        )
     }
 }

@@ -19,7 +19,8 @@ public struct WalkRow: Sendable {
     public var key: TimeKey
 
     /// The SELECT list of `walks w` joined with the profiles `f` (from) and `t` (to).
-    static let columns = "w.walk_id, w.message, w.latitude, w.longitude, w.place_name, w.status, w.created_at, w.expires_at, "
+    static let columns =
+        "w.walk_id, w.message, w.latitude, w.longitude, w.place_name, w.status, w.created_at, w.expires_at, "
         + "w.answered_at, (extract(epoch FROM w.created_at) * 1000000)::bigint, " + ProfileRow.columns("f") + ", " + ProfileRow.columns("t")
 
     /// Reads the columns of `columns`.
@@ -70,8 +71,15 @@ public enum WalksQueries {
     /// Up to `limit` walks of `user`, newest first, below `after` when given. `direction` is
     /// `incoming`, `outgoing` or nil (both). `status` filters as shown at `now`: `expired` also
     /// finds pending walks past their deadline, `pending` only those before it.
-    public static func walks(of user: UUID, direction: String?, status: String?, after: TimeKey?, limit: Int, now: Date,
-                             on connection: Connection) throws -> [WalkRow] {
+    public static func walks(
+        of user: UUID,
+        direction: String?,
+        status: String?,
+        after: TimeKey?,
+        limit: Int,
+        now: Date,
+        on connection: Connection
+    ) throws -> [WalkRow] {
         try connection.execute(walksSQL, [user, direction, status, after?.micros, after?.id, limit, now], prepared: true)
             .rows.map(WalkRow.init)
     }

@@ -16,7 +16,9 @@ import Synchronization
 /// The three alternate in short rounds and the medians are compared.
 struct BenchAppendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "append", abstract: "Event log append throughput vs the same INSERT by pgbench and by our wrapper.")
+        commandName: "append",
+        abstract: "Event log append throughput vs the same INSERT by pgbench and by our wrapper."
+    )
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: "concurrent writers (and pgbench clients), comma separated") var writers = "1,4,16"
@@ -41,22 +43,29 @@ struct BenchAppendCommand: AsyncParsableCommand {
         }
         let payloadText = #"{"message":"Walk at the park?","latitude":37.5665,"longitude":126.978}"#
         let metadataText = #"{"actor":"00000000-0000-0000-0000-000000000001","schema_version":1}"#
-        let payload = Data(payloadText.utf8), metadata = Data(metadataText.utf8)
+        let payload = Data(payloadText.utf8)
+        let metadata = Data(metadataText.utf8)
         let streamCount = streams
         let roundCount = max(1, rounds)
         // pgbench runs whole seconds (-T); every side gets the same rounds.
         let roundSeconds = max(1, Int((seconds / Double(roundCount)).rounded()))
 
-        print("sniffmeet bench append: \(roundCount) alternating rounds of \(roundSeconds) s per side and row (median), "
-              + "durable commits, \(streamCount) streams, \(URL(fileURLWithPath: pgbench.path).lastPathComponent) at \(pgbench.path)")
+        print(
+            "sniffmeet bench append: \(roundCount) alternating rounds of \(roundSeconds) s per side and row (median), "
+                + "durable commits, \(streamCount) streams, \(URL(fileURLWithPath: pgbench.path).lastPathComponent) at \(pgbench.path)"
+        )
         print("pgbench/s, wrapper/s: the same rows as one INSERT per command, by pgbench (-M prepared) and by our wrapper")
-        print(pad("writers", 8) + pad("events/cmd", 11) + pad("log cmds/s", 12) + pad("pgbench/s", 11) + pad("wrapper/s", 11)
-              + pad("log/pgbench", 12) + "log/wrapper")
+        print(
+            pad("writers", 8) + pad("events/cmd", 11) + pad("log cmds/s", 12) + pad("pgbench/s", 11) + pad("wrapper/s", 11)
+                + pad("log/pgbench", 12) + "log/wrapper"
+        )
         for eventCount in eventCounts {
             for writerCount in writerCounts {
                 let appendCommand: @Sendable () async throws -> Void = {
                     let stream = "bench-\(Int.random(in: 0..<streamCount))"
-                    let batch = (0..<eventCount).map { _ in NewEvent(stream: stream, type: "walk_requested", data: payload, metadata: metadata) }
+                    let batch = (0..<eventCount).map { _ in
+                        NewEvent(stream: stream, type: "walk_requested", data: payload, metadata: metadata)
+                    }
                     while true {
                         do {
                             _ = try await log.append(commandID: .random(), expectations: [stream: .any], events: batch)
@@ -69,7 +78,8 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 let values = (0..<eventCount).map { i in
                     "($\(4 * i + 1), (random() * 1e15)::bigint + 1, $\(4 * i + 2)::uuid, 'walk_requested', $\(4 * i + 3)::jsonb, $\(4 * i + 4)::jsonb)"
                 }
-                let insert = "INSERT INTO plain_events (stream_id, stream_version, event_id, event_type, data, metadata) VALUES "
+                let insert =
+                    "INSERT INTO plain_events (stream_id, stream_version, event_id, event_type, data, metadata) VALUES "
                     + values.joined(separator: ", ")
                 let insertStatement: @Sendable () async throws -> Void = {
                     let stream = "bench-\(Int.random(in: 0..<streamCount))"
@@ -85,18 +95,30 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 let script = Self.pgbenchScript(events: eventCount, streams: streamCount)
 
                 // Alternating rounds, median of each: the machine's drift hits every side alike.
-                var logRates: [Double] = [], plainRates: [Double] = [], pgbenchRates: [Double] = []
+                var logRates: [Double] = []
+                var plainRates: [Double] = []
+                var pgbenchRates: [Double] = []
                 for _ in 0..<roundCount {
                     logRates.append(try await Throughput.measure(writers: writerCount, seconds: Double(roundSeconds), appendCommand))
-                    pgbenchRates.append(try await pgbench.run(script: script, variables: ["payload": payloadText, "metadata": metadataText],
-                                                              clients: writerCount, seconds: roundSeconds, connectionString: connectionString))
+                    pgbenchRates.append(
+                        try await pgbench.run(
+                            script: script,
+                            variables: ["payload": payloadText, "metadata": metadataText],
+                            clients: writerCount,
+                            seconds: roundSeconds,
+                            connectionString: connectionString
+                        )
+                    )
                     plainRates.append(try await Throughput.measure(writers: writerCount, seconds: Double(roundSeconds), insertStatement))
                 }
-                let logRate = Throughput.median(logRates), plainRate = Throughput.median(plainRates)
+                let logRate = Throughput.median(logRates)
+                let plainRate = Throughput.median(plainRates)
                 let pgbenchRate = Throughput.median(pgbenchRates)
-                print(pad("\(writerCount)", 8) + pad("\(eventCount)", 11) + pad(String(format: "%.0f", logRate), 12)
-                      + pad(String(format: "%.0f", pgbenchRate), 11) + pad(String(format: "%.0f", plainRate), 11)
-                      + pad(String(format: "%.2fx", logRate / pgbenchRate), 12) + String(format: "%.2fx", logRate / plainRate))
+                print(
+                    pad("\(writerCount)", 8) + pad("\(eventCount)", 11) + pad(String(format: "%.0f", logRate), 12)
+                        + pad(String(format: "%.0f", pgbenchRate), 11) + pad(String(format: "%.0f", plainRate), 11)
+                        + pad(String(format: "%.2fx", logRate / pgbenchRate), 12) + String(format: "%.2fx", logRate / plainRate)
+                )
             }
         }
     }
@@ -105,7 +127,8 @@ struct BenchAppendCommand: AsyncParsableCommand {
     /// wrapper's INSERT does. With `-M prepared` every `:variable` is a parameter sent with each
     /// execution; `payload` and `metadata` are defined with `-D`.
     static func pgbenchScript(events: Int, streams: Int) -> String {
-        let row = "('bench-' || :stream, (random() * 1e15)::bigint + 1, gen_random_uuid(), 'walk_requested', "
+        let row =
+            "('bench-' || :stream, (random() * 1e15)::bigint + 1, gen_random_uuid(), 'walk_requested', "
             + "CAST(:payload AS jsonb), CAST(:metadata AS jsonb))"
         return "\\set stream random(0, \(max(0, streams - 1)))\n"
             + "INSERT INTO plain_events (stream_id, stream_version, event_id, event_type, data, metadata) VALUES "

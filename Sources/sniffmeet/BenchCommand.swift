@@ -4,6 +4,8 @@ import ArgumentParser
 /// measured in the same run, and the ratio (absolute times on a shared machine drift).
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench", abstract: "Benchmarks against same-run references.",
-        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchLagCommand.self])
+        commandName: "bench",
+        abstract: "Benchmarks against same-run references.",
+        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchLagCommand.self]
+    )
 }

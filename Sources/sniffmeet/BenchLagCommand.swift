@@ -13,7 +13,9 @@ import Synchronization
 /// runner's checkpoints pass its position) is recorded; p50/p99/max are printed.
 struct BenchLagCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "lag", abstract: "Projection lag p50/p99 under a steady command rate.")
+        commandName: "lag",
+        abstract: "Projection lag p50/p99 under a steady command rate."
+    )
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: "commands per second, all writers together") var rate = 1000
@@ -42,8 +44,12 @@ struct BenchLagCommand: AsyncParsableCommand {
             for index in 0..<writerCount {
                 group.addTask {
                     // Disjoint users and nicknames per writer: no writer waits on another's streams.
-                    var workload = SyntheticWorkload(seed: UInt64(index + 1), users: 200, walkTTL: 60,
-                                                     nicknamePrefix: String(UnicodeScalar(UInt8(ascii: "a") + UInt8(index % 26))))
+                    var workload = SyntheticWorkload(
+                        seed: UInt64(index + 1),
+                        users: 200,
+                        walkTTL: 60,
+                        nicknamePrefix: String(UnicodeScalar(UInt8(ascii: "a") + UInt8(index % 26)))
+                    )
                     var due = start + interval * (Double(index) / Double(writerCount))
                     var sent = 0
                     var measuring: [Task<Void, Never>] = []
@@ -53,10 +59,12 @@ struct BenchLagCommand: AsyncParsableCommand {
                         let result = try await log.append(commandID: step.commandID, expectations: step.expectations, events: step.events)
                         let committed = clock.now
                         sent += 1
-                        measuring.append(Task {
-                            let seen = (try? await runner.waitUntil(position: result.last, timeout: .seconds(5))) ?? false
-                            samples.record(seen ? clock.now - committed : nil)
-                        })
+                        measuring.append(
+                            Task {
+                                let seen = (try? await runner.waitUntil(position: result.last, timeout: .seconds(5))) ?? false
+                                samples.record(seen ? clock.now - committed : nil)
+                            }
+                        )
                         due += interval
                     }
                     samples.finishedSending(at: clock.now)
@@ -77,8 +85,12 @@ struct BenchLagCommand: AsyncParsableCommand {
             let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
             return String(format: "%.1f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
         }
-        print("sniffmeet bench lag: \(commands) commands by \(writerCount) writers at \(rate)/s target over \(seconds) s (\(Int(Double(commands) / max(elapsed, 0.001))) /s achieved, sending took \(String(format: "%.1f", elapsed)) s)")
-        print("lag from commit to visible in every read model: p50 \(percentile(0.5)), p99 \(percentile(0.99)), max \(percentile(1)) (goal p99 < 100 ms)")
+        print(
+            "sniffmeet bench lag: \(commands) commands by \(writerCount) writers at \(rate)/s target over \(seconds) s (\(Int(Double(commands) / max(elapsed, 0.001))) /s achieved, sending took \(String(format: "%.1f", elapsed)) s)"
+        )
+        print(
+            "lag from commit to visible in every read model: p50 \(percentile(0.5)), p99 \(percentile(0.99)), max \(percentile(1)) (goal p99 < 100 ms)"
+        )
         if samples.timeouts > 0 { print("not visible within 5 s: \(samples.timeouts) commands") }
     }
 }

@@ -12,7 +12,9 @@ import Projections
 /// both rates and their ratio. It also checks that both built the same rows.
 struct BenchRebuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rebuild", abstract: "Read-model rebuild rate vs an in-SQL rebuild of the same tables.")
+        commandName: "rebuild",
+        abstract: "Read-model rebuild rate vs an in-SQL rebuild of the same tables."
+    )
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: "events in the generated log") var events = 1_000_000
@@ -25,13 +27,16 @@ struct BenchRebuildCommand: AsyncParsableCommand {
         let opened = try await database.open(logger: logger)
         defer { opened.close() }
         let name = "sniffmeet_bench_rebuild"
-        let eventCount = events, userCount = users
+        let eventCount = events
+        let userCount = users
         let printer = ProgressPrinter()
 
         let reusable = try ConnectionString.replacingDatabase(in: opened.ownerConnectionString, with: name)
-        let existing = reuse ? (try? await onThread("bench") {
-            try Connection(connectionString: reusable).execute("SELECT count(*) FROM events").first!.int(0)
-        }) : nil
+        let existing =
+            reuse
+            ? (try? await onThread("bench") {
+                try Connection(connectionString: reusable).execute("SELECT count(*) FROM events").first!.int(0)
+            }) : nil
         let connectionString: String
         if let existing, existing >= eventCount {
             connectionString = reusable
@@ -56,14 +61,19 @@ struct BenchRebuildCommand: AsyncParsableCommand {
         // The projectors, as `sniffmeet rebuild --all --restart`.
         let job = RebuildJob(connectionString: connectionString, batchSize: batchSize, restart: true, logger: logger)
         let projectorStart = Date()
-        _ = try await job.run(onThread: { false }, progress: { progress in
-            printer.show(progress.logLine, bar: progress.bar(), final: progress.phase == .done)
-        })
+        _ = try await job.run(
+            onThread: { false },
+            progress: { progress in
+                printer.show(progress.logLine, bar: progress.bar(), final: progress.phase == .done)
+            }
+        )
         let projectorSeconds = Date().timeIntervalSince(projectorStart)
 
         // PostgreSQL alone, same tables, same log, same run.
         let sqlStart = Date()
-        try await onThread("bench") { try SQLRebuild.run(into: TableSet(suffix: "__sql"), on: Connection(connectionString: connectionString)) }
+        try await onThread("bench") {
+            try SQLRebuild.run(into: TableSet(suffix: "__sql"), on: Connection(connectionString: connectionString))
+        }
         let sqlSeconds = Date().timeIntervalSince(sqlStart)
 
         let same = try await onThread("bench") { () -> Bool in
@@ -74,10 +84,14 @@ struct BenchRebuildCommand: AsyncParsableCommand {
             return projected == inSQL
         }
 
-        let projectorRate = Double(total) / projectorSeconds, sqlRate = Double(total) / sqlSeconds
+        let projectorRate = Double(total) / projectorSeconds
+        let sqlRate = Double(total) / sqlSeconds
         print("sniffmeet bench rebuild: \(total) events, all read models (\(Projectors.names.joined(separator: ", ")))")
         print(pad("rebuild", 34) + pad("seconds", 10) + pad("events/s", 12))
-        print(pad("projectors (sniffmeet rebuild)", 34) + pad(String(format: "%.2f", projectorSeconds), 10) + pad(String(Int(projectorRate)), 12))
+        print(
+            pad("projectors (sniffmeet rebuild)", 34) + pad(String(format: "%.2f", projectorSeconds), 10)
+                + pad(String(Int(projectorRate)), 12)
+        )
         print(pad("in-SQL (INSERT … SELECT)", 34) + pad(String(format: "%.2f", sqlSeconds), 10) + pad(String(Int(sqlRate)), 12))
         print("ratio projectors / in-SQL: \(String(format: "%.2f", projectorRate / sqlRate))x (goal ≥ 0.5x)")
         print("same rows in both: \(same ? "yes" : "NO")")

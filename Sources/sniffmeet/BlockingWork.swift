@@ -23,7 +23,10 @@ final class InterruptFlag: @unchecked Sendable {
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue.global())
         self.source = source
         source.setEventHandler { [self] in
-            let count = raised.withLock { $0 += 1; return $0 }
+            let count = raised.withLock {
+                $0 += 1
+                return $0
+            }
             if count >= 2 { exit(130) }
             FileHandle.standardError.write(Data("\ninterrupted: stopping after the current batch (Ctrl-C again to quit now)\n".utf8))
         }

@@ -10,12 +10,16 @@ import Postgres
 /// Without either, the embedded cluster in `--data-dir`, created and started on demand, with
 /// both logins of its own.
 struct DatabaseOptions: ParsableArguments {
-    @Option(name: .customLong("database-url"),
-            help: "runtime login: libpq connection string or URI (default: $DATABASE_URL, else the embedded cluster)")
+    @Option(
+        name: .customLong("database-url"),
+        help: "runtime login: libpq connection string or URI (default: $DATABASE_URL, else the embedded cluster)"
+    )
     var databaseURL: String?
 
-    @Option(name: .customLong("migration-database-url"),
-            help: "owner login for migrations, rebuild and import (default: $MIGRATION_DATABASE_URL, else the runtime login)")
+    @Option(
+        name: .customLong("migration-database-url"),
+        help: "owner login for migrations, rebuild and import (default: $MIGRATION_DATABASE_URL, else the runtime login)"
+    )
     var migrationDatabaseURL: String?
 
     @Option(name: .customLong("data-dir"), help: "data folder of the embedded PostgreSQL cluster")
@@ -37,8 +41,13 @@ struct DatabaseOptions: ParsableArguments {
         let runtime = (databaseURL ?? environment["DATABASE_URL"]).flatMap { $0.isEmpty ? nil : $0 }
         let owner = (migrationDatabaseURL ?? environment["MIGRATION_DATABASE_URL"]).flatMap { $0.isEmpty ? nil : $0 }
         if let login = owner ?? runtime {
-            return OpenDatabase(ownerConnectionString: login, runtimeConnectionString: runtime,
-                                sharedLogin: owner == nil, embedded: nil, startedHere: false)
+            return OpenDatabase(
+                ownerConnectionString: login,
+                runtimeConnectionString: runtime,
+                sharedLogin: owner == nil,
+                embedded: nil,
+                startedHere: false
+            )
         }
         let server = try EmbeddedPostgres(.init(dataDirectory: dataDirectory), logger: logger)
         let started = try server.start()
@@ -47,14 +56,20 @@ struct DatabaseOptions: ParsableArguments {
         // Data folders of earlier versions: their database and tables belong to the superuser,
         // which then goes on migrating (see `schemaOwner`); the runtime login is new in any case.
         let ownerLogin = try server.schemaOwner(database: Self.embeddedDatabase)
-        logger.info("using the embedded PostgreSQL", metadata: [
-            "data": "\(server.options.dataDirectory)", "socket": "\(server.socketDirectory)",
-            "owner": "\(ownerLogin)", "runtime": "\(EmbeddedPostgres.runtimeLogin)",
-        ])
+        logger.info(
+            "using the embedded PostgreSQL",
+            metadata: [
+                "data": "\(server.options.dataDirectory)", "socket": "\(server.socketDirectory)",
+                "owner": "\(ownerLogin)", "runtime": "\(EmbeddedPostgres.runtimeLogin)",
+            ]
+        )
         return OpenDatabase(
             ownerConnectionString: server.connectionString(database: Self.embeddedDatabase, user: ownerLogin),
             runtimeConnectionString: server.connectionString(database: Self.embeddedDatabase, user: EmbeddedPostgres.runtimeLogin),
-            sharedLogin: false, embedded: server, startedHere: started)
+            sharedLogin: false,
+            embedded: server,
+            startedHere: started
+        )
     }
 }
 
@@ -66,7 +81,8 @@ enum DatabaseSelectionError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .noRuntimeLogin:
-            return "MIGRATION_DATABASE_URL names the owner, but the server also needs its runtime login: set DATABASE_URL (or --database-url) to a member of sniffmeet_runtime"
+            return
+                "MIGRATION_DATABASE_URL names the owner, but the server also needs its runtime login: set DATABASE_URL (or --database-url) to a member of sniffmeet_runtime"
         }
     }
 }
@@ -110,18 +126,24 @@ struct OpenDatabase: Sendable {
     func warnAboutRuntimeRights(logger: Logger) async throws {
         guard let runtime = runtimeConnectionString else { return }
         if sharedLogin {
-            logger.warning("MIGRATION_DATABASE_URL is not set: the DATABASE_URL login migrates and serves, so the server keeps the owner's rights over the event log; set MIGRATION_DATABASE_URL to the owner and DATABASE_URL to a member of sniffmeet_runtime (README: Least privilege)")
+            logger.warning(
+                "MIGRATION_DATABASE_URL is not set: the DATABASE_URL login migrates and serves, so the server keeps the owner's rights over the event log; set MIGRATION_DATABASE_URL to the owner and DATABASE_URL to a member of sniffmeet_runtime (README: Least privilege)"
+            )
             return
         }
         let excessive = try await onThread("check-rights") {
-            try Connection(connectionString: runtime).execute("""
+            try Connection(connectionString: runtime).execute(
+                """
                 SELECT r.rolsuper OR pg_has_role(c.relowner, 'MEMBER')
                        OR has_table_privilege(c.oid, 'UPDATE, DELETE, TRUNCATE, TRIGGER')
                 FROM pg_roles r, pg_class c WHERE r.rolname = current_user AND c.oid = 'events'::regclass
-                """).first?.bool(0) ?? false
+                """
+            ).first?.bool(0) ?? false
         }
         if excessive {
-            logger.warning("the runtime login (DATABASE_URL) can change or empty the event log: it is a superuser, the owner or granted more than SELECT and INSERT on events; serve with a member of sniffmeet_runtime (README: Least privilege)")
+            logger.warning(
+                "the runtime login (DATABASE_URL) can change or empty the event log: it is a superuser, the owner or granted more than SELECT and INSERT on events; serve with a member of sniffmeet_runtime (README: Least privilege)"
+            )
         }
     }
 }

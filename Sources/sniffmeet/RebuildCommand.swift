@@ -7,7 +7,9 @@ import Projections
 /// ones serve, then swaps them in. Ctrl-C stops between batches; running it again resumes.
 struct RebuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rebuild", abstract: "Rebuild read models from the log without taking them offline.")
+        commandName: "rebuild",
+        abstract: "Rebuild read models from the log without taking them offline."
+    )
 
     @OptionGroup var database: DatabaseOptions
     @Argument(help: "read models to rebuild (\(Projectors.names.joined(separator: ", ")))") var names: [String] = []
@@ -27,11 +29,19 @@ struct RebuildCommand: AsyncParsableCommand {
         defer { opened.close() }
         let interrupt = InterruptFlag()
         let printer = ProgressPrinter()
-        let job = RebuildJob(connectionString: opened.ownerConnectionString, projectors: projectors, batchSize: batchSize,
-                             restart: restart, logger: logger)
-        let outcome = try await job.run(onThread: { interrupt.isRaised }, progress: { progress in
-            printer.show(progress.logLine, bar: progress.bar(), final: progress.phase == .done || progress.phase == .cancelled)
-        })
+        let job = RebuildJob(
+            connectionString: opened.ownerConnectionString,
+            projectors: projectors,
+            batchSize: batchSize,
+            restart: restart,
+            logger: logger
+        )
+        let outcome = try await job.run(
+            onThread: { interrupt.isRaised },
+            progress: { progress in
+                printer.show(progress.logLine, bar: progress.bar(), final: progress.phase == .done || progress.phase == .cancelled)
+            }
+        )
         switch outcome {
         case .swapped(let at, let events):
             print("rebuilt \(projectors.map(\.name).joined(separator: ", ")): \(events) events this run, swapped in at \(at)")

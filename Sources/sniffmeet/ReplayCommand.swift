@@ -10,7 +10,9 @@ import Projections
 /// position, or import an export into an empty database.
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "replay", abstract: "Export the log as NDJSON, fold a stream, or import an export.")
+        commandName: "replay",
+        abstract: "Export the log as NDJSON, fold a stream, or import an export."
+    )
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: "only this stream (repeatable)") var stream: [String] = []
@@ -32,15 +34,20 @@ struct ReplayCommand: AsyncParsableCommand {
 
     static func time(_ text: String?, _ option: String) throws -> Date? {
         guard let text else { return nil }
-        guard let date = Timestamp.date(from: text) else { throw ValidationError("--\(option) must be an RFC 3339 UTC time like 2026-11-23T07:00:00Z") }
+        guard let date = Timestamp.date(from: text) else {
+            throw ValidationError("--\(option) must be an RFC 3339 UTC time like 2026-11-23T07:00:00Z")
+        }
         return date
     }
 
     func validate() throws {
         if importFile != nil && fold != nil { throw ValidationError("--import and --fold do not go together") }
         if at != nil && fold == nil { throw ValidationError("--at goes with --fold") }
-        _ = try Self.position(from, "from"); _ = try Self.position(to, "to"); _ = try Self.position(at, "at")
-        _ = try Self.time(since, "since"); _ = try Self.time(until, "until")
+        _ = try Self.position(from, "from")
+        _ = try Self.position(to, "to")
+        _ = try Self.position(at, "at")
+        _ = try Self.time(since, "since")
+        _ = try Self.time(until, "until")
     }
 
     func run() async throws {
@@ -70,9 +77,14 @@ struct ReplayCommand: AsyncParsableCommand {
             print(text, terminator: "")
             return
         }
-        let filter = ReplayFilter(streams: stream.isEmpty ? nil : stream, types: type.isEmpty ? nil : type,
-                                  from: try Self.position(from, "from"), to: try Self.position(to, "to"),
-                                  since: try Self.time(since, "since"), until: try Self.time(until, "until"))
+        let filter = ReplayFilter(
+            streams: stream.isEmpty ? nil : stream,
+            types: type.isEmpty ? nil : type,
+            from: try Self.position(from, "from"),
+            to: try Self.position(to, "to"),
+            since: try Self.time(since, "since"),
+            until: try Self.time(until, "until")
+        )
         let path = output
         let count = try await onThread("sniffmeet.replay") {
             let out: FileHandle

@@ -8,7 +8,9 @@ struct SniffMeetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sniffmeet",
         abstract: "SniffMeet backend: event-sourced walking-mate service on PostgreSQL.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, BenchCommand.self, RebuildCommand.self, VerifyCommand.self, ReplayCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, BenchCommand.self, RebuildCommand.self, VerifyCommand.self, ReplayCommand.self,
+        ]
     )
 
     /// Logs go to standard error as logfmt lines, then the chosen command runs.

@@ -7,7 +7,9 @@ import Projections
 /// live read models. Exit code 1 when anything differs.
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Compare the live read models with a fresh projection of the log.")
+        commandName: "verify",
+        abstract: "Compare the live read models with a fresh projection of the log."
+    )
 
     @OptionGroup var database: DatabaseOptions
     @Argument(help: "read models to verify (default: all)") var names: [String] = []
@@ -24,7 +26,10 @@ struct VerifyCommand: AsyncParsableCommand {
         let reports = try await onThread("sniffmeet.verify") {
             try verifier.run { events in
                 let rate = Double(events) / max(Date().timeIntervalSince(started), 0.001)
-                printer.show("verify projected \(events) events (\(Int(rate)) events/s)", bar: "\rprojected \(events) events (\(Int(rate)) ev/s)\u{1B}[K")
+                printer.show(
+                    "verify projected \(events) events (\(Int(rate)) events/s)",
+                    bar: "\rprojected \(events) events (\(Int(rate)) ev/s)\u{1B}[K"
+                )
             }
         }
         printer.finish()

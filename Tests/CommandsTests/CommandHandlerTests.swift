@@ -15,7 +15,10 @@ final class CommandHandlerTests: XCTestCase {
                 group.addTask {
                     let user = UUID()
                     do {
-                        _ = try await handler.handle(.registerUser(userID: user, profile: dogProfile(spellings[index % 4])), metadata: as_(user))
+                        _ = try await handler.handle(
+                            .registerUser(userID: user, profile: dogProfile(spellings[index % 4])),
+                            metadata: as_(user)
+                        )
                         return "ok"
                     } catch let error as CommandError {
                         return error.code
@@ -44,8 +47,18 @@ final class CommandHandlerTests: XCTestCase {
         _ = try await here.states(of: [.mates(users[0], users[1])])
         _ = try await elsewhere.handle(.unpair(by: users[1], mate: users[0]), metadata: as_(users[1]))
         do {
-            _ = try await here.handle(.sendWalk(walkID: UUID(), from: users[0], to: users[1], message: "Park?", latitude: 1,
-                                                longitude: 1, placeName: nil), metadata: .firstUse(actor: users[0]))
+            _ = try await here.handle(
+                .sendWalk(
+                    walkID: UUID(),
+                    from: users[0],
+                    to: users[1],
+                    message: "Park?",
+                    latitude: 1,
+                    longitude: 1,
+                    placeName: nil
+                ),
+                metadata: .firstUse(actor: users[0])
+            )
             XCTFail("a walk to someone who unpaired must be refused")
         } catch let error as CommandError {
             XCTAssertEqual(error.code, "not_mates")
@@ -63,7 +76,15 @@ final class CommandHandlerTests: XCTestCase {
         try await makeMates(users[0], users[1], with: handler)
         let walkID = UUID()
         let metadata = CommandMetadata(actor: users[0])
-        let send = Command.sendWalk(walkID: walkID, from: users[0], to: users[1], message: "Park?", latitude: 52.5, longitude: 13.4, placeName: nil)
+        let send = Command.sendWalk(
+            walkID: walkID,
+            from: users[0],
+            to: users[1],
+            message: "Park?",
+            latitude: 52.5,
+            longitude: 13.4,
+            placeName: nil
+        )
         let first = try await handler.handle(send, metadata: metadata)
         XCTAssertFalse(first.replayed)
         let countBefore = try await pool.withConnection { try $0.execute("SELECT count(*) FROM events").first!.int(0) }
@@ -90,7 +111,10 @@ final class CommandHandlerTests: XCTestCase {
         let users = try await register(3, with: handler)
         let (a, b, c) = (users[0], users[1], users[2])
         func code(_ body: () async throws -> Void) async -> String? {
-            do { try await body(); return nil } catch let error as CommandError { return error.code } catch { return "\(error)" }
+            do {
+                try await body()
+                return nil
+            } catch let error as CommandError { return error.code } catch { return "\(error)" }
         }
         let fromB = try await handler.issueDropToken(for: b)
         XCTAssertEqual(fromB.expiresAt.timeIntervalSince(clock.now), 300, accuracy: 1)
@@ -132,8 +156,10 @@ final class CommandHandlerTests: XCTestCase {
             try await makeMates(a, b, with: handler)
             async let walk: String = {
                 do {
-                    _ = try await handler.handle(.sendWalk(walkID: UUID(), from: a, to: b, message: "Now?", latitude: 1, longitude: 2, placeName: nil),
-                                                 metadata: as_(a))
+                    _ = try await handler.handle(
+                        .sendWalk(walkID: UUID(), from: a, to: b, message: "Now?", latitude: 1, longitude: 2, placeName: nil),
+                        metadata: as_(a)
+                    )
                     return "sent"
                 } catch let error as CommandError { return error.code }
             }()
@@ -150,8 +176,10 @@ final class CommandHandlerTests: XCTestCase {
         let users = try await register(2, with: handler)
         try await makeMates(users[0], users[1], with: handler)
         let walkID = UUID()
-        _ = try await handler.handle(.sendWalk(walkID: walkID, from: users[0], to: users[1], message: "Park?", latitude: 1, longitude: 1, placeName: "Park"),
-                                     metadata: as_(users[0]))
+        _ = try await handler.handle(
+            .sendWalk(walkID: walkID, from: users[0], to: users[1], message: "Park?", latitude: 1, longitude: 1, placeName: "Park"),
+            metadata: as_(users[0])
+        )
         // The job reads the walks read model: let the real walks projector catch up.
         let runner = ProjectionRunner(log: handler.log, connectionString: await pool.connectionString, projectors: [WalksProjector()])
         runner.start()

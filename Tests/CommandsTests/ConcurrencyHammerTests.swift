@@ -16,7 +16,8 @@ final class ConcurrencyHammerTests: XCTestCase {
         XCTAssertEqual(pairs.count, 10)
         let walks = Locked<[UUID]>([])
         let tally = Locked<[String: Int]>([:])
-        let tasks = 16, commandsPerTask = 440
+        let tasks = 16
+        let commandsPerTask = 440
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<tasks {
@@ -34,7 +35,8 @@ final class ConcurrencyHammerTests: XCTestCase {
                                 // Accept or decline whatever is pending, as a random one of the two.
                                 let state = try await handler.states(of: [.mates(me, other)])[.mates(me, other)]?.mates
                                 if case .pending(let requestID, _, _)? = state?.status {
-                                    let command: Command = Bool.random()
+                                    let command: Command =
+                                        Bool.random()
                                         ? .acceptMate(requestID: requestID, pair: MatePair(me, other), by: me)
                                         : .declineMate(requestID: requestID, pair: MatePair(me, other), by: me)
                                     _ = try await handler.handle(command, metadata: as_(me))
@@ -45,13 +47,28 @@ final class ConcurrencyHammerTests: XCTestCase {
                                 _ = try await handler.handle(.unpair(by: me, mate: other), metadata: as_(me))
                             case 4:
                                 let walkID = UUID()
-                                _ = try await handler.handle(.sendWalk(walkID: walkID, from: me, to: other, message: "Walk?",
-                                                                       latitude: 10, longitude: 20, placeName: nil), metadata: as_(me))
+                                _ = try await handler.handle(
+                                    .sendWalk(
+                                        walkID: walkID,
+                                        from: me,
+                                        to: other,
+                                        message: "Walk?",
+                                        latitude: 10,
+                                        longitude: 20,
+                                        placeName: nil
+                                    ),
+                                    metadata: as_(me)
+                                )
                                 walks.withLock { $0.append(walkID) }
                             default:
-                                guard let walkID = walks.withLock({ $0.randomElement() }) else { outcome = "no walk yet"; break }
-                                _ = try await handler.handle(.respondWalk(walkID: walkID, by: me, answer: Bool.random() ? .accept : .decline),
-                                                             metadata: as_(me))
+                                guard let walkID = walks.withLock({ $0.randomElement() }) else {
+                                    outcome = "no walk yet"
+                                    break
+                                }
+                                _ = try await handler.handle(
+                                    .respondWalk(walkID: walkID, by: me, answer: Bool.random() ? .accept : .decline),
+                                    metadata: as_(me)
+                                )
                             }
                         } catch let error as CommandError {
                             outcome = error.code

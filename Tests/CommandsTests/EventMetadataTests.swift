@@ -12,12 +12,23 @@ final class EventMetadataTests: XCTestCase {
         defer { Task { await pool.close() } }
         let users = try await register(2, with: handler)
         try await makeMates(users[0], users[1], with: handler)
-        let correlation = UUID(), cause = UUID()
+        let correlation = UUID()
+        let cause = UUID()
         var metadata = CommandMetadata(correlationID: correlation, causationID: cause, actor: users[0])
         metadata.isFirstUse = false
         let walkID = UUID()
-        _ = try await handler.handle(.sendWalk(walkID: walkID, from: users[0], to: users[1], message: "Walk?",
-                                               latitude: 1, longitude: 2, placeName: nil), metadata: metadata)
+        _ = try await handler.handle(
+            .sendWalk(
+                walkID: walkID,
+                from: users[0],
+                to: users[1],
+                message: "Walk?",
+                latitude: 1,
+                longitude: 2,
+                placeName: nil
+            ),
+            metadata: metadata
+        )
         let event = try await handler.log.readStream(StreamName.walk(walkID).rawValue)[0]
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: event.metadata) as? [String: Any])
         XCTAssertEqual(json["actor"] as? String, users[0].uuidString.lowercased())
@@ -27,8 +38,10 @@ final class EventMetadataTests: XCTestCase {
         XCTAssertEqual(json["causation_id"] as? String, cause.uuidString.lowercased())
         XCTAssertEqual(json["schema_version"] as? Int, 1)
         // The walk stream was empty and the pair stream at its acceptance (request + accept).
-        XCTAssertEqual(json["read_versions"] as? [String: Int],
-                       [StreamName.walk(walkID).rawValue: 0, StreamName.mates(users[0], users[1]).rawValue: 2])
+        XCTAssertEqual(
+            json["read_versions"] as? [String: Int],
+            [StreamName.walk(walkID).rawValue: 0, StreamName.mates(users[0], users[1]).rawValue: 2]
+        )
     }
 
     func testRandomIDsAreVersionFourAndDistinct() {

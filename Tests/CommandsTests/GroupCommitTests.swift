@@ -16,16 +16,31 @@ final class GroupCommitTests: XCTestCase {
         try await makeMates(users[2], users[3], with: handler)
         // One pending walk that ten answers race for.
         let contested = UUID()
-        _ = try await handler.handle(.sendWalk(walkID: contested, from: users[0], to: users[1], message: "Now?",
-                                               latitude: 1, longitude: 2, placeName: nil), metadata: as_(users[0]))
+        _ = try await handler.handle(
+            .sendWalk(
+                walkID: contested,
+                from: users[0],
+                to: users[1],
+                message: "Now?",
+                latitude: 1,
+                longitude: 2,
+                placeName: nil
+            ),
+            metadata: as_(users[0])
+        )
         let before = try await wholeLog(pool).count
 
-        enum Step: Sendable { case walk(UUID, from: UUID, to: UUID, mates: Bool), answer(Int) }
+        enum Step: Sendable {
+            case walk(UUID, from: UUID, to: UUID, mates: Bool)
+            case answer(Int)
+        }
         var steps: [Step] = []
         for index in 0..<40 {
             // Half to a mate (committed), half to a stranger (refused: not_mates).
-            let (from, to, mates) = index % 2 == 0 ? (users[index % 4], users[index % 4 ^ 1], true)
-                                                   : (users[4 + index % 4], users[4 + (index % 4 ^ 1)], false)
+            let (from, to, mates) =
+                index % 2 == 0
+                ? (users[index % 4], users[index % 4 ^ 1], true)
+                : (users[4 + index % 4], users[4 + (index % 4 ^ 1)], false)
             steps.append(.walk(UUID(), from: from, to: to, mates: mates))
         }
         steps += (0..<10).map { Step.answer($0) }
@@ -37,11 +52,23 @@ final class GroupCommitTests: XCTestCase {
                     do {
                         switch step {
                         case .walk(let id, let from, let to, _):
-                            _ = try await handler.handle(.sendWalk(walkID: id, from: from, to: to, message: "Walk?",
-                                                                   latitude: 10, longitude: 20, placeName: nil), metadata: as_(from))
+                            _ = try await handler.handle(
+                                .sendWalk(
+                                    walkID: id,
+                                    from: from,
+                                    to: to,
+                                    message: "Walk?",
+                                    latitude: 10,
+                                    longitude: 20,
+                                    placeName: nil
+                                ),
+                                metadata: as_(from)
+                            )
                         case .answer(let index):
-                            _ = try await handler.handle(.respondWalk(walkID: contested, by: users[1], answer: index % 2 == 0 ? .accept : .decline),
-                                                         metadata: as_(users[1]))
+                            _ = try await handler.handle(
+                                .respondWalk(walkID: contested, by: users[1], answer: index % 2 == 0 ? .accept : .decline),
+                                metadata: as_(users[1])
+                            )
                         }
                         return (step, "ok")
                     } catch let error as CommandError {
@@ -53,7 +80,8 @@ final class GroupCommitTests: XCTestCase {
         }
 
         // Every walk to a mate committed; every walk to a stranger was refused and left no stream.
-        var committed: Set<UUID> = [], refused: Set<UUID> = []
+        var committed: Set<UUID> = []
+        var refused: Set<UUID> = []
         var answers: [(answer: WalkAnswer, outcome: String)] = []
         for (step, outcome) in results {
             switch step {
@@ -93,9 +121,14 @@ final class GroupCommitTests: XCTestCase {
                     // Even: all on "contested" at version 0; odd: each on a stream of its own.
                     let stream = index % 2 == 0 ? "contested" : "own-\(index)"
                     do {
-                        _ = try await log.append(commandID: UUID(), expectations: [stream: .noStream],
-                                                 events: [NewEvent(stream: stream, type: "thing_happened", data: Data(#"{"n":\#(index)}"#.utf8)),
-                                                          NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))])
+                        _ = try await log.append(
+                            commandID: UUID(),
+                            expectations: [stream: .noStream],
+                            events: [
+                                NewEvent(stream: stream, type: "thing_happened", data: Data(#"{"n":\#(index)}"#.utf8)),
+                                NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8)),
+                            ]
+                        )
                         return (index, true)
                     } catch EventLogError.versionConflict(let conflicted, _) {
                         XCTAssertEqual(conflicted, "contested")

@@ -24,8 +24,16 @@ func makeHandler(_ label: String, clock: TestClock? = nil, pool size: Int = 20) 
 }
 
 func dogProfile(_ nickname: String) -> DogProfile {
-    DogProfile(nickname: nickname, dogName: "Bello", age: 3, sex: .male, neutered: true, size: .medium,
-               keywords: [.friendly], profileImage: nil)
+    DogProfile(
+        nickname: nickname,
+        dogName: "Bello",
+        age: 3,
+        sex: .male,
+        neutered: true,
+        size: .medium,
+        keywords: [.friendly],
+        profileImage: nil
+    )
 }
 
 func as_(_ user: UUID) -> CommandMetadata { CommandMetadata(actor: user) }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// The generic path (`Command.steps(loaded:)` run by `SniffMeet.decide`) against the deciders
@@ -7,7 +8,8 @@ import XCTest
 /// same events in the same order, same refusals, for every command in many states and at many times.
 final class CommandStepsTests: XCTestCase {
     func testEveryCommandDecidesAsTheDecidersCalledDirectly() throws {
-        var decidedEvents = Set<String>(), refused = Set<String>()
+        var decidedEvents = Set<String>()
+        var refused = Set<String>()
         for (label, world) in try worlds() {
             for now in nows {
                 for walkTTL in [60.0, 90] {
@@ -25,7 +27,8 @@ final class CommandStepsTests: XCTestCase {
                         XCTAssertEqual(
                             Result { () throws(DomainError) in try SniffMeet.decide(command, states: [:], context: context) },
                             Result { () throws(DomainError) in try directDecision(command, states: [:], context: context) },
-                            "no states, \(command)")
+                            "no states, \(command)"
+                        )
                     }
                 }
             }
@@ -107,7 +110,12 @@ final class CommandStepsTests: XCTestCase {
             list += [
                 .requestMate(requestID: requestID, from: alice, to: bob, dropToken: token(by: bob)),
                 .requestMate(requestID: requestID, from: bob, to: alice, dropToken: token(by: alice)),
-                .requestMate(requestID: requestID, from: alice, to: bob, dropToken: token(by: bob, issuedAt: t0.addingTimeInterval(-299.9998))),
+                .requestMate(
+                    requestID: requestID,
+                    from: alice,
+                    to: bob,
+                    dropToken: token(by: bob, issuedAt: t0.addingTimeInterval(-299.9998))
+                ),
                 .requestMate(requestID: requestID, from: alice, to: bob, dropToken: token(by: carol)),
                 .requestMate(requestID: requestID, from: alice, to: bob, dropToken: nil),
                 .requestMate(requestID: requestID, from: alice, to: alice, dropToken: token(by: alice)),
@@ -122,7 +130,15 @@ final class CommandStepsTests: XCTestCase {
         list += [.unpair(by: alice, mate: bob), .unpair(by: bob, mate: alice), .unpair(by: alice, mate: alice)]
         for walkID in [walk1, walk2] {
             list += [
-                .sendWalk(walkID: walkID, from: alice, to: bob, message: "Park?", latitude: 52.52, longitude: 13.405, placeName: "Tiergarten"),
+                .sendWalk(
+                    walkID: walkID,
+                    from: alice,
+                    to: bob,
+                    message: "Park?",
+                    latitude: 52.52,
+                    longitude: 13.405,
+                    placeName: "Tiergarten"
+                ),
                 .sendWalk(walkID: walkID, from: bob, to: alice, message: "Now?", latitude: -90, longitude: 180, placeName: nil),
                 .sendWalk(walkID: walkID, from: alice, to: carol, message: "Park?", latitude: 0, longitude: 0, placeName: nil),
                 .sendWalk(walkID: walkID, from: alice, to: alice, message: "Park?", latitude: 0, longitude: 0, placeName: nil),
@@ -170,7 +186,9 @@ final class CommandStepsTests: XCTestCase {
     }
 
     func directDecision(
-        _ command: Command, states: [StreamName: StreamState], context: DecisionContext
+        _ command: Command,
+        states: [StreamName: StreamState],
+        context: DecisionContext
     ) throws(DomainError) -> Decision {
         let context = DecisionContext(now: Timestamp.roundedToMilliseconds(context.now), walkTTL: context.walkTTL)
         func user(_ s: StreamName) -> UserState { states[s]?.user ?? .initial }
@@ -181,9 +199,14 @@ final class CommandStepsTests: XCTestCase {
 
         switch command {
         case .registerUser(let userID, let profile):
-            let userStream = StreamName.user(userID), nicknameStream = StreamName.nickname(profile.nickname)
+            let userStream = StreamName.user(userID)
+            let nicknameStream = StreamName.nickname(profile.nickname)
             let registered = try UserDecider.decide(.register(userID: userID, profile: profile), user(userStream), context: context)
-            let reserved = try NicknameDecider.decide(.reserve(nickname: profile.nickname, user: userID), nickname(nicknameStream), context: context)
+            let reserved = try NicknameDecider.decide(
+                .reserve(nickname: profile.nickname, user: userID),
+                nickname(nicknameStream),
+                context: context
+            )
             return Decision(appends: [.init(stream: userStream, events: registered), .init(stream: nicknameStream, events: reserved)])
         case .updateProfile(let userID, let changes):
             let userStream = StreamName.user(userID)
@@ -191,21 +214,34 @@ final class CommandStepsTests: XCTestCase {
             let updated = try UserDecider.decide(.updateProfile(userID: userID, changes: changes), current, context: context)
             var appends: [Decision.Append] = [.init(stream: userStream, events: updated)]
             if let old = current.nickname, let new = changes.nickname, StreamName.nickname(old) != StreamName.nickname(new) {
-                let oldStream = StreamName.nickname(old), newStream = StreamName.nickname(new)
+                let oldStream = StreamName.nickname(old)
+                let newStream = StreamName.nickname(new)
                 let released = try NicknameDecider.decide(.release(nickname: old, user: userID), nickname(oldStream), context: context)
                 let reserved = try NicknameDecider.decide(.reserve(nickname: new, user: userID), nickname(newStream), context: context)
                 appends += [.init(stream: oldStream, events: released), .init(stream: newStream, events: reserved)]
             }
             return Decision(appends: appends)
         case .setDeviceToken(let userID, let token):
-            return one(.user(userID), try UserDecider.decide(.setDeviceToken(userID: userID, token: token), user(.user(userID)), context: context))
+            return one(
+                .user(userID),
+                try UserDecider.decide(.setDeviceToken(userID: userID, token: token), user(.user(userID)), context: context)
+            )
         case .dismissNotification(let userID, let notificationID):
-            return one(.user(userID), try UserDecider.decide(
-                .dismissNotification(userID: userID, notificationID: notificationID), user(.user(userID)), context: context))
+            return one(
+                .user(userID),
+                try UserDecider.decide(
+                    .dismissNotification(userID: userID, notificationID: notificationID),
+                    user(.user(userID)),
+                    context: context
+                )
+            )
         case .requestMate(let requestID, let from, let to, let dropToken):
             let stream = StreamName.mates(from, to)
             let events = try MatesDecider.decide(
-                .request(requestID: requestID, from: from, to: to, dropToken: dropToken), mates(stream), context: context)
+                .request(requestID: requestID, from: from, to: to, dropToken: dropToken),
+                mates(stream),
+                context: context
+            )
             return Decision(appends: [.init(stream: stream, events: events)], consumesDropToken: true)
         case .acceptMate(let requestID, let pair, let by):
             return one(.mates(pair), try MatesDecider.decide(.accept(requestID: requestID, by: by), mates(.mates(pair)), context: context))
@@ -218,7 +254,9 @@ final class CommandStepsTests: XCTestCase {
         case .sendWalk(let walkID, let from, let to, let message, let latitude, let longitude, let placeName):
             let events = try WalkDecider.decide(
                 .send(walkID: walkID, from: from, to: to, message: message, latitude: latitude, longitude: longitude, placeName: placeName),
-                walk(.walk(walkID)), context: context)
+                walk(.walk(walkID)),
+                context: context
+            )
             guard mates(.mates(from, to)).areMates else { throw .notMates }
             return one(.walk(walkID), events)
         case .respondWalk(let walkID, let by, let answer):

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// The four deciders as `Decider`s: folding from `initial` with `evolve` gives the state
@@ -43,9 +44,19 @@ final class DeciderTests: XCTestCase {
 
     func testDecideAtNowUsesTheDefaultContext() throws {
         let w = try World.mated()
-        let send = WalkDecider.Command.send(walkID: walk1, from: alice, to: bob, message: "Park?", latitude: 0, longitude: 0, placeName: nil)
-        XCTAssertEqual(try WalkDecider.decide(send, w.walk(walk1), now: t0),
-                       try WalkDecider.decide(send, w.walk(walk1), context: DecisionContext(now: t0, walkTTL: SniffMeet.defaultWalkTTL)))
+        let send = WalkDecider.Command.send(
+            walkID: walk1,
+            from: alice,
+            to: bob,
+            message: "Park?",
+            latitude: 0,
+            longitude: 0,
+            placeName: nil
+        )
+        XCTAssertEqual(
+            try WalkDecider.decide(send, w.walk(walk1), now: t0),
+            try WalkDecider.decide(send, w.walk(walk1), context: DecisionContext(now: t0, walkTTL: SniffMeet.defaultWalkTTL))
+        )
     }
 
     /// The state of `stream` folded by its own decider, with no `StreamState` in between.

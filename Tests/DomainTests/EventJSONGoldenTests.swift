@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// The stored JSON of every event type, pinned byte for byte. Changing one of these strings
@@ -10,7 +11,8 @@ final class EventJSONGoldenTests: XCTestCase {
     static let r = "d0000000-0000-4000-8000-000000000001"
     static let w = "e0000000-0000-4000-8000-000000000001"
     static let at = "2027-01-15T08:00:00.000Z"
-    static let profileJSON = #"{"age":3,"dog_name":"Bello","keywords":["friendly","smart"],"neutered":true,"nickname":"Rex","profile_image":null,"sex":"male","size":"medium"}"#
+    static let profileJSON =
+        #"{"age":3,"dog_name":"Bello","keywords":["friendly","smart"],"neutered":true,"nickname":"Rex","profile_image":null,"sex":"male","size":"medium"}"#
 
     static let t1 = t0.addingTimeInterval(1.5)
     static let mateStep = MateRequestUpdate(requestID: request1, from: alice, to: bob, at: t0)
@@ -18,39 +20,88 @@ final class EventJSONGoldenTests: XCTestCase {
 
     /// Every event type once, with its exact JSON.
     static let goldens: [(Event, String)] = [
-        (.userRegistered(UserRegistered(userID: alice, profile: profile(), registeredAt: t0)),
-         #"{"profile":\#(profileJSON),"registered_at":"\#(at)","user_id":"\#(a)"}"#),
-        (.profileUpdated(ProfileUpdated(userID: alice, profile: profile(sex: .female, size: .small, keywords: [.shy], profileImage: "rex/1.jpg"), updatedAt: t1)),
-         #"{"profile":{"age":3,"dog_name":"Bello","keywords":["shy"],"neutered":true,"nickname":"Rex","profile_image":"rex/1.jpg","sex":"female","size":"small"},"updated_at":"2027-01-15T08:00:01.500Z","user_id":"\#(a)"}"#),
-        (.deviceTokenSet(DeviceTokenSet(userID: alice, deviceToken: "00ffAA", at: t0)),
-         #"{"at":"\#(at)","device_token":"00ffAA","user_id":"\#(a)"}"#),
-        (.nicknameReserved(NicknameClaim(nickname: "rex", userID: alice, at: t0)),
-         #"{"at":"\#(at)","nickname":"rex","user_id":"\#(a)"}"#),
-        (.nicknameReleased(NicknameClaim(nickname: "rex", userID: alice, at: t0)),
-         #"{"at":"\#(at)","nickname":"rex","user_id":"\#(a)"}"#),
-        (.mateRequested(mateStep),
-         #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#),
-        (.mateAccepted(MateAccepted(requestID: request1, from: alice, to: bob, at: t0, mutual: true)),
-         #"{"at":"\#(at)","from":"\#(a)","mutual":true,"request_id":"\#(r)","to":"\#(b)"}"#),
-        (.mateDeclined(mateStep),
-         #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#),
-        (.mateRequestCancelled(mateStep),
-         #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#),
-        (.matesUnpaired(MatesUnpaired(by: bob, mate: alice, at: t0)),
-         #"{"at":"\#(at)","by":"\#(b)","mate":"\#(a)"}"#),
-        (.walkRequested(WalkRequested(walkID: walk1, from: alice, to: bob, message: "Gassi? 🐕", latitude: 52.52, longitude: 13.405,
-                                      placeName: "Tiergarten", createdAt: t0, expiresAt: t0.addingTimeInterval(60))),
-         #"{"created_at":"\#(at)","expires_at":"2027-01-15T08:01:00.000Z","from":"\#(a)","latitude":52.52,"longitude":13.405,"message":"Gassi? 🐕","place_name":"Tiergarten","to":"\#(b)","walk_id":"\#(w)"}"#),
-        (.walkAccepted(walkStep),
-         #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
-        (.walkDeclined(walkStep),
-         #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
-        (.walkCancelled(walkStep),
-         #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
-        (.walkExpired(walkStep),
-         #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#),
-        (.notificationDismissed(NotificationDismissed(userID: alice, notificationID: walk1, at: t0)),
-         #"{"at":"\#(at)","notification_id":"\#(w)","user_id":"\#(a)"}"#),
+        (
+            .userRegistered(UserRegistered(userID: alice, profile: profile(), registeredAt: t0)),
+            #"{"profile":\#(profileJSON),"registered_at":"\#(at)","user_id":"\#(a)"}"#
+        ),
+        (
+            .profileUpdated(
+                ProfileUpdated(
+                    userID: alice,
+                    profile: profile(sex: .female, size: .small, keywords: [.shy], profileImage: "rex/1.jpg"),
+                    updatedAt: t1
+                )
+            ),
+            #"{"profile":{"age":3,"dog_name":"Bello","keywords":["shy"],"neutered":true,"nickname":"Rex","profile_image":"rex/1.jpg","sex":"female","size":"small"},"updated_at":"2027-01-15T08:00:01.500Z","user_id":"\#(a)"}"#
+        ),
+        (
+            .deviceTokenSet(DeviceTokenSet(userID: alice, deviceToken: "00ffAA", at: t0)),
+            #"{"at":"\#(at)","device_token":"00ffAA","user_id":"\#(a)"}"#
+        ),
+        (
+            .nicknameReserved(NicknameClaim(nickname: "rex", userID: alice, at: t0)),
+            #"{"at":"\#(at)","nickname":"rex","user_id":"\#(a)"}"#
+        ),
+        (
+            .nicknameReleased(NicknameClaim(nickname: "rex", userID: alice, at: t0)),
+            #"{"at":"\#(at)","nickname":"rex","user_id":"\#(a)"}"#
+        ),
+        (
+            .mateRequested(mateStep),
+            #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#
+        ),
+        (
+            .mateAccepted(MateAccepted(requestID: request1, from: alice, to: bob, at: t0, mutual: true)),
+            #"{"at":"\#(at)","from":"\#(a)","mutual":true,"request_id":"\#(r)","to":"\#(b)"}"#
+        ),
+        (
+            .mateDeclined(mateStep),
+            #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#
+        ),
+        (
+            .mateRequestCancelled(mateStep),
+            #"{"at":"\#(at)","from":"\#(a)","request_id":"\#(r)","to":"\#(b)"}"#
+        ),
+        (
+            .matesUnpaired(MatesUnpaired(by: bob, mate: alice, at: t0)),
+            #"{"at":"\#(at)","by":"\#(b)","mate":"\#(a)"}"#
+        ),
+        (
+            .walkRequested(
+                WalkRequested(
+                    walkID: walk1,
+                    from: alice,
+                    to: bob,
+                    message: "Gassi? 🐕",
+                    latitude: 52.52,
+                    longitude: 13.405,
+                    placeName: "Tiergarten",
+                    createdAt: t0,
+                    expiresAt: t0.addingTimeInterval(60)
+                )
+            ),
+            #"{"created_at":"\#(at)","expires_at":"2027-01-15T08:01:00.000Z","from":"\#(a)","latitude":52.52,"longitude":13.405,"message":"Gassi? 🐕","place_name":"Tiergarten","to":"\#(b)","walk_id":"\#(w)"}"#
+        ),
+        (
+            .walkAccepted(walkStep),
+            #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#
+        ),
+        (
+            .walkDeclined(walkStep),
+            #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#
+        ),
+        (
+            .walkCancelled(walkStep),
+            #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#
+        ),
+        (
+            .walkExpired(walkStep),
+            #"{"at":"\#(at)","from":"\#(a)","to":"\#(b)","walk_id":"\#(w)"}"#
+        ),
+        (
+            .notificationDismissed(NotificationDismissed(userID: alice, notificationID: walk1, at: t0)),
+            #"{"at":"\#(at)","notification_id":"\#(w)","user_id":"\#(a)"}"#
+        ),
     ]
 
     func testEveryEventTypeHasAGolden() {
@@ -66,7 +117,11 @@ final class EventJSONGoldenTests: XCTestCase {
 
     func testEveryEventTypeRoundTripsThroughItsJSON() throws {
         for (event, json) in Self.goldens {
-            XCTAssertEqual(try Event.decode(typeName: event.typeName, schemaVersion: event.schemaVersion, data: Data(json.utf8)), event, event.typeName)
+            XCTAssertEqual(
+                try Event.decode(typeName: event.typeName, schemaVersion: event.schemaVersion, data: Data(json.utf8)),
+                event,
+                event.typeName
+            )
         }
     }
 
@@ -77,9 +132,21 @@ final class EventJSONGoldenTests: XCTestCase {
     }
 
     func testWalkRequestedWithoutPlaceNameWritesNull() throws {
-        let event = Event.walkRequested(WalkRequested(walkID: walk1, from: alice, to: bob, message: "Now", latitude: -33.8688, longitude: 151,
-                                                      placeName: nil, createdAt: t0, expiresAt: t0.addingTimeInterval(60)))
-        let json = #"{"created_at":"\#(Self.at)","expires_at":"2027-01-15T08:01:00.000Z","from":"\#(Self.a)","latitude":-33.8688,"longitude":151,"message":"Now","place_name":null,"to":"\#(Self.b)","walk_id":"\#(Self.w)"}"#
+        let event = Event.walkRequested(
+            WalkRequested(
+                walkID: walk1,
+                from: alice,
+                to: bob,
+                message: "Now",
+                latitude: -33.8688,
+                longitude: 151,
+                placeName: nil,
+                createdAt: t0,
+                expiresAt: t0.addingTimeInterval(60)
+            )
+        )
+        let json =
+            #"{"created_at":"\#(Self.at)","expires_at":"2027-01-15T08:01:00.000Z","from":"\#(Self.a)","latitude":-33.8688,"longitude":151,"message":"Now","place_name":null,"to":"\#(Self.b)","walk_id":"\#(Self.w)"}"#
         XCTAssertEqual(String(decoding: event.encodedData(), as: UTF8.self), json)
         XCTAssertEqual(try Event.decode(typeName: "walk_requested", schemaVersion: 1, data: Data(json.utf8)), event)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// The fixed clock of all tests: 2027-01-15T08:00:00.000Z.
@@ -17,11 +18,25 @@ let walk1 = id("E0000000-0000-4000-8000-000000000001")
 let walk2 = id("E0000000-0000-4000-8000-000000000002")
 
 func profile(
-    nickname: String = "Rex", dogName: String = "Bello", age: Int = 3, sex: Sex = .male, neutered: Bool = true,
-    size: Size = .medium, keywords: [Keyword] = [.friendly, .smart], profileImage: String? = nil
+    nickname: String = "Rex",
+    dogName: String = "Bello",
+    age: Int = 3,
+    sex: Sex = .male,
+    neutered: Bool = true,
+    size: Size = .medium,
+    keywords: [Keyword] = [.friendly, .smart],
+    profileImage: String? = nil
 ) -> DogProfile {
-    DogProfile(nickname: nickname, dogName: dogName, age: age, sex: sex, neutered: neutered, size: size,
-               keywords: keywords, profileImage: profileImage)
+    DogProfile(
+        nickname: nickname,
+        dogName: dogName,
+        age: age,
+        sex: sex,
+        neutered: neutered,
+        size: size,
+        keywords: keywords,
+        profileImage: profileImage
+    )
 }
 
 /// A valid drop token handed out by `user` at `t0`.
@@ -89,14 +104,19 @@ struct World {
     /// Alice sent Bob walk1 at t0, answerable for 60 s.
     static func walkPending() throws -> World {
         var w = try mated()
-        try w.run(.sendWalk(walkID: walk1, from: alice, to: bob, message: "Park?", latitude: 52.52, longitude: 13.405, placeName: "Tiergarten"))
+        try w.run(
+            .sendWalk(walkID: walk1, from: alice, to: bob, message: "Park?", latitude: 52.52, longitude: 13.405, placeName: "Tiergarten")
+        )
         return w
     }
 }
 
 /// Asserts that `body` is refused with `code` (and `field`, for validation errors).
 func assertRefused(
-    _ code: String, field: String? = nil, file: StaticString = #filePath, line: UInt = #line,
+    _ code: String,
+    field: String? = nil,
+    file: StaticString = #filePath,
+    line: UInt = #line,
     _ body: () throws -> Void
 ) {
     do {

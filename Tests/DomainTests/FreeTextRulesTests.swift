@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// Rules every free-text field goes through (`FreeText`): NFC storage, refused characters,

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// Mate requests, drop tokens, answers and unpairing, on the `mates-<lo>-<hi>` stream.
@@ -13,7 +14,9 @@ final class MateRulesTests: XCTestCase {
     func testRequestMateToSelfCannotRequestSelfCheckedBeforeToken() throws {
         var w = try World.registered()
         assertRefused("cannot_request_self") { try w.run(.requestMate(requestID: request1, from: alice, to: alice, dropToken: nil)) }
-        assertRefused("cannot_request_self") { try w.run(.requestMate(requestID: request1, from: alice, to: alice, dropToken: token(by: alice))) }
+        assertRefused("cannot_request_self") {
+            try w.run(.requestMate(requestID: request1, from: alice, to: alice, dropToken: token(by: alice)))
+        }
     }
 
     func testRequestMateWithoutTokenInvalidDropToken() throws {
@@ -23,18 +26,24 @@ final class MateRulesTests: XCTestCase {
 
     func testRequestMateTokenHandedOutBySomeoneElseInvalidDropToken() throws {
         var w = try World.registered()
-        assertRefused("invalid_drop_token") { try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: carol))) }
+        assertRefused("invalid_drop_token") {
+            try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: carol)))
+        }
     }
 
     func testRequestMateUsedTokenInvalidDropToken() throws {
         var w = try World.registered()
-        assertRefused("invalid_drop_token") { try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob, used: true))) }
+        assertRefused("invalid_drop_token") {
+            try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob, used: true)))
+        }
     }
 
     func testRequestMateExpiredTokenDropTokenExpired() throws {
         var w = try World.registered()
         w.now = t0.addingTimeInterval(300)  // exactly at expiry: already expired
-        assertRefused("drop_token_expired") { try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob))) }
+        assertRefused("drop_token_expired") {
+            try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob)))
+        }
         w.now = t0.addingTimeInterval(299.999)
         XCTAssertNoThrow(try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob))))
     }
@@ -43,9 +52,17 @@ final class MateRulesTests: XCTestCase {
         var w = try World.registered()
         let decision = try w.run(.requestMate(requestID: request1, from: alice, to: bob, dropToken: token(by: bob)))
         XCTAssertTrue(decision.consumesDropToken)
-        XCTAssertEqual(decision.appends, [.init(stream: .mates(bob, alice), events: [
-            .mateRequested(MateRequestUpdate(requestID: request1, from: alice, to: bob, at: t0)),
-        ])])
+        XCTAssertEqual(
+            decision.appends,
+            [
+                .init(
+                    stream: .mates(bob, alice),
+                    events: [
+                        .mateRequested(MateRequestUpdate(requestID: request1, from: alice, to: bob, at: t0))
+                    ]
+                )
+            ]
+        )
         XCTAssertEqual(w.mates.status, .pending(requestID: request1, from: alice, to: bob))
         XCTAssertEqual(w.mates.requestIDs, [request1])
         XCTAssertEqual(w.mates.requests[request1]?.status, .pending)
@@ -64,9 +81,12 @@ final class MateRulesTests: XCTestCase {
         w.now = t0.addingTimeInterval(5)
         let decision = try w.run(.requestMate(requestID: request2, from: bob, to: alice, dropToken: token(by: alice)))
         XCTAssertTrue(decision.consumesDropToken)
-        XCTAssertEqual(decision.events.map(\.event), [
-            .mateAccepted(MateAccepted(requestID: request1, from: alice, to: bob, at: t0.addingTimeInterval(5), mutual: true)),
-        ])
+        XCTAssertEqual(
+            decision.events.map(\.event),
+            [
+                .mateAccepted(MateAccepted(requestID: request1, from: alice, to: bob, at: t0.addingTimeInterval(5), mutual: true))
+            ]
+        )
         XCTAssertEqual(w.mates.status, .mates(since: t0.addingTimeInterval(5)))
         XCTAssertEqual(w.mates.requests[request1]?.status, .accepted)
     }
@@ -80,9 +100,12 @@ final class MateRulesTests: XCTestCase {
     func testAcceptMateByAddresseeMakesMates() throws {
         var w = try World.pending()
         let decision = try w.run(.acceptMate(requestID: request1, pair: pair, by: bob))
-        XCTAssertEqual(decision.events.map(\.event), [
-            .mateAccepted(MateAccepted(requestID: request1, from: alice, to: bob, at: t0, mutual: false)),
-        ])
+        XCTAssertEqual(
+            decision.events.map(\.event),
+            [
+                .mateAccepted(MateAccepted(requestID: request1, from: alice, to: bob, at: t0, mutual: false))
+            ]
+        )
         XCTAssertTrue(w.mates.areMates)
         XCTAssertFalse(decision.consumesDropToken)
     }
@@ -106,7 +129,10 @@ final class MateRulesTests: XCTestCase {
         var w = try World.pending()
         assertRefused("not_requester") { try w.run(.cancelMateRequest(requestID: request1, pair: pair, by: bob)) }
         let decision = try w.run(.cancelMateRequest(requestID: request1, pair: pair, by: alice))
-        XCTAssertEqual(decision.events.map(\.event), [.mateRequestCancelled(MateRequestUpdate(requestID: request1, from: alice, to: bob, at: t0))])
+        XCTAssertEqual(
+            decision.events.map(\.event),
+            [.mateRequestCancelled(MateRequestUpdate(requestID: request1, from: alice, to: bob, at: t0))]
+        )
         XCTAssertEqual(w.mates.requests[request1]?.status, .cancelled)
     }
 

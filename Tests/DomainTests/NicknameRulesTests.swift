@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// Nicknames are unique ignoring case and spelling, through the `nickname-<key>` streams.
@@ -37,11 +38,15 @@ final class NicknameRulesTests: XCTestCase {
         let command = Command.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Max"))
         // The handler learns the old nickname's stream only after loading the user stream.
         XCTAssertEqual(SniffMeet.streams(for: command, loaded: [:]), [.user(alice), .nickname("max")])
-        XCTAssertEqual(SniffMeet.streams(for: command, loaded: [.user(alice): w.state(.user(alice))]),
-                       [.user(alice), .nickname("rex"), .nickname("max")])
+        XCTAssertEqual(
+            SniffMeet.streams(for: command, loaded: [.user(alice): w.state(.user(alice))]),
+            [.user(alice), .nickname("rex"), .nickname("max")]
+        )
         let decision = try w.run(command)
-        XCTAssertEqual(decision.events.map(\.stream.rawValue),
-                       ["user-a0000000-0000-4000-8000-00000000000a", "nickname-rex", "nickname-max"])
+        XCTAssertEqual(
+            decision.events.map(\.stream.rawValue),
+            ["user-a0000000-0000-4000-8000-00000000000a", "nickname-rex", "nickname-max"]
+        )
         XCTAssertEqual(decision.events.map(\.event.typeName), ["profile_updated", "nickname_released", "nickname_reserved"])
         XCTAssertEqual(w.state(.user(alice)).user?.nickname, "Max")
         XCTAssertEqual(w.state(.nickname("max")).nickname?.holder, alice)

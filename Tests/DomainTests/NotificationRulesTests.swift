@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// Dismissing an inbox entry is an event on the user stream, so a rebuilt inbox stays without it.
@@ -10,8 +11,10 @@ final class NotificationRulesTests: XCTestCase {
         var w = try World.registered()
         let decision = try w.run(.dismissNotification(userID: alice, notificationID: notification))
         XCTAssertEqual(decision.appends.map(\.stream), [.user(alice)])
-        XCTAssertEqual(decision.events(for: .user(alice)),
-                       [.notificationDismissed(NotificationDismissed(userID: alice, notificationID: notification, at: t0))])
+        XCTAssertEqual(
+            decision.events(for: .user(alice)),
+            [.notificationDismissed(NotificationDismissed(userID: alice, notificationID: notification, at: t0))]
+        )
         XCTAssertEqual(w.state(.user(alice)).user!.dismissedNotifications, [notification])
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// Rules of the dog profile and the user stream.
@@ -7,12 +8,18 @@ final class ProfileRulesTests: XCTestCase {
     func testRegisterRecordsProfileAndReservesNickname() throws {
         var w = World()
         let decision = try w.run(.registerUser(userID: alice, profile: profile(nickname: "Rex")))
-        XCTAssertEqual(decision.appends.map(\.stream.rawValue),
-                       ["user-a0000000-0000-4000-8000-00000000000a", "nickname-rex"])
-        XCTAssertEqual(decision.events(for: .user(alice)),
-                       [.userRegistered(UserRegistered(userID: alice, profile: profile(nickname: "Rex"), registeredAt: t0))])
-        XCTAssertEqual(decision.events(for: .nickname("REX")),
-                       [.nicknameReserved(NicknameClaim(nickname: "rex", userID: alice, at: t0))])
+        XCTAssertEqual(
+            decision.appends.map(\.stream.rawValue),
+            ["user-a0000000-0000-4000-8000-00000000000a", "nickname-rex"]
+        )
+        XCTAssertEqual(
+            decision.events(for: .user(alice)),
+            [.userRegistered(UserRegistered(userID: alice, profile: profile(nickname: "Rex"), registeredAt: t0))]
+        )
+        XCTAssertEqual(
+            decision.events(for: .nickname("REX")),
+            [.nicknameReserved(NicknameClaim(nickname: "rex", userID: alice, at: t0))]
+        )
         XCTAssertFalse(decision.consumesDropToken)
         let user = w.state(.user(alice)).user!
         XCTAssertTrue(user.isRegistered)
@@ -56,7 +63,9 @@ final class ProfileRulesTests: XCTestCase {
         XCTAssertNoThrow(try profile(profileImage: nil).validated())
         XCTAssertNoThrow(try profile(profileImage: String(repeating: "p", count: 200)).validated())
         assertRefused("validation_failed", field: "profile_image") { _ = try profile(profileImage: "").validated() }
-        assertRefused("validation_failed", field: "profile_image") { _ = try profile(profileImage: String(repeating: "p", count: 201)).validated() }
+        assertRefused("validation_failed", field: "profile_image") {
+            _ = try profile(profileImage: String(repeating: "p", count: 201)).validated()
+        }
     }
 
     func testSexSizeKeywordsSpelledAsInTheAPI() {
@@ -80,8 +89,10 @@ final class ProfileRulesTests: XCTestCase {
         w.now = t0.addingTimeInterval(10)
         let decision = try w.run(.updateProfile(userID: alice, changes: ProfileChanges(age: 4, keywords: [.shy], profileImage: "a.jpg")))
         let expected = profile(nickname: "Alice", age: 4, keywords: [.shy], profileImage: "a.jpg")
-        XCTAssertEqual(decision.events.map(\.event),
-                       [.profileUpdated(ProfileUpdated(userID: alice, profile: expected, updatedAt: t0.addingTimeInterval(10)))])
+        XCTAssertEqual(
+            decision.events.map(\.event),
+            [.profileUpdated(ProfileUpdated(userID: alice, profile: expected, updatedAt: t0.addingTimeInterval(10)))]
+        )
         XCTAssertEqual(w.state(.user(alice)).user?.profile, expected)
         XCTAssertEqual(w.state(.user(alice)).user?.registeredAt, t0)
     }
@@ -96,8 +107,12 @@ final class ProfileRulesTests: XCTestCase {
     func testUpdateProfileValidatesTheResultingProfile() throws {
         var w = try World.registered()
         assertRefused("validation_failed", field: "age") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(age: 120))) }
-        assertRefused("validation_failed", field: "keywords") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(keywords: []))) }
-        assertRefused("validation_failed", field: "nickname") { try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "X"))) }
+        assertRefused("validation_failed", field: "keywords") {
+            try w.run(.updateProfile(userID: alice, changes: ProfileChanges(keywords: [])))
+        }
+        assertRefused("validation_failed", field: "nickname") {
+            try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "X")))
+        }
     }
 
     func testUpdateProfileWithoutChangeRecordsNothing() throws {
@@ -109,11 +124,16 @@ final class ProfileRulesTests: XCTestCase {
     func testDeviceTokenMustBeHex64To200() throws {
         var w = try World.registered()
         let token = String(repeating: "00ffAA", count: 11)
-        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 63))) }
+        assertRefused("validation_failed", field: "device_token") {
+            try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 63)))
+        }
         assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "")) }
         assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "xyz")) }
-        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "０１")) }  // fullwidth digits
-        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 201))) }
+        // Fullwidth digits.
+        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "０１")) }
+        assertRefused("validation_failed", field: "device_token") {
+            try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 201)))
+        }
         let decision = try w.run(.setDeviceToken(userID: alice, token: token))
         XCTAssertEqual(decision.events.map(\.event), [.deviceTokenSet(DeviceTokenSet(userID: alice, deviceToken: token, at: t0))])
         XCTAssertEqual(w.state(.user(alice)).user?.deviceToken, token)

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// Stream names are the keys of the log; one aggregate has exactly one name.
@@ -8,7 +9,10 @@ final class StreamNameTests: XCTestCase {
         XCTAssertEqual(StreamName.user(alice).rawValue, "user-a0000000-0000-4000-8000-00000000000a")
         XCTAssertEqual(StreamName.nickname("ReX").rawValue, "nickname-rex")
         XCTAssertEqual(StreamName.walk(walk1).rawValue, "walk-e0000000-0000-4000-8000-000000000001")
-        XCTAssertEqual(StreamName.mates(bob, alice).rawValue, "mates-a0000000-0000-4000-8000-00000000000a-b0000000-0000-4000-8000-00000000000b")
+        XCTAssertEqual(
+            StreamName.mates(bob, alice).rawValue,
+            "mates-a0000000-0000-4000-8000-00000000000a-b0000000-0000-4000-8000-00000000000b"
+        )
         XCTAssertEqual(StreamName.mates(alice, bob), .mates(bob, alice))
         XCTAssertEqual(StreamName.walk(walk1).description, StreamName.walk(walk1).rawValue)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// Times are RFC 3339 UTC with milliseconds, independent of locale and platform.
@@ -25,7 +26,9 @@ final class TimestampTests: XCTestCase {
     }
 
     func testParseRejectsOtherFormats() {
-        for text in ["", "2027-01-15", "2027-01-15T08:00:00.000+01:00", "2027-13-15T08:00:00Z", "2027-01-15T08:00:00.Z", "x027-01-15T08:00:00Z"] {
+        for text in [
+            "", "2027-01-15", "2027-01-15T08:00:00.000+01:00", "2027-13-15T08:00:00Z", "2027-01-15T08:00:00.Z", "x027-01-15T08:00:00Z",
+        ] {
             XCTAssertNil(Timestamp.date(from: text), text)
         }
     }

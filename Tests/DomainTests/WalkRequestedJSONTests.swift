@@ -1,6 +1,7 @@
-@testable import Domain
 import Foundation
 import XCTest
+
+@testable import Domain
 
 /// The hand-written JSON of walk_requested gives the encoder's bytes, or steps aside.
 final class WalkRequestedJSONTests: XCTestCase {
@@ -23,9 +24,17 @@ final class WalkRequestedJSONTests: XCTestCase {
             let longitude = [151, -0.0, 0, 1e-7, 0.1 + 0.2, (Double.random(in: -180...180, using: &generator) * 1e7).rounded() / 1e7]
                 .randomElement(using: &generator)!
             if round % 97 == 0 { latitude = 0.000_01 }
-            let walk = WalkRequested(walkID: UUID(), from: UUID(), to: UUID(), message: message, latitude: latitude, longitude: longitude,
-                                     placeName: places.randomElement(using: &generator)!,
-                                     createdAt: Timestamp.roundedToMilliseconds(Date()), expiresAt: Date(timeIntervalSince1970: 1_800_000_000.5))
+            let walk = WalkRequested(
+                walkID: UUID(),
+                from: UUID(),
+                to: UUID(),
+                message: message,
+                latitude: latitude,
+                longitude: longitude,
+                placeName: places.randomElement(using: &generator)!,
+                createdAt: Timestamp.roundedToMilliseconds(Date()),
+                expiresAt: Date(timeIntervalSince1970: 1_800_000_000.5)
+            )
             guard let fast = walk.handwrittenJSON() else { continue }
             handwritten += 1
             XCTAssertEqual(String(decoding: fast, as: UTF8.self), String(decoding: try encoder.encode(walk), as: UTF8.self))
@@ -35,8 +44,17 @@ final class WalkRequestedJSONTests: XCTestCase {
 
     func testValuesTheWriterDoesNotKnowFallBackToTheEncoder() {
         func walk(message: String = "Walk", latitude: Double = 1.5) -> WalkRequested {
-            WalkRequested(walkID: UUID(), from: UUID(), to: UUID(), message: message, latitude: latitude, longitude: 2,
-                          placeName: nil, createdAt: Date(), expiresAt: Date())
+            WalkRequested(
+                walkID: UUID(),
+                from: UUID(),
+                to: UUID(),
+                message: message,
+                latitude: latitude,
+                longitude: 2,
+                placeName: nil,
+                createdAt: Date(),
+                expiresAt: Date()
+            )
         }
         XCTAssertNotNil(walk().handwrittenJSON())
         XCTAssertNil(walk(latitude: -0.0).handwrittenJSON())

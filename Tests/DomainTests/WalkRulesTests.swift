@@ -1,25 +1,58 @@
 import Foundation
 import XCTest
+
 @testable import Domain
 
 /// Walk requests: sending to mates, answering once before the deadline, cancelling, expiring.
 final class WalkRulesTests: XCTestCase {
-    func send(_ w: inout World, to: UUID = bob, message: String = "Park?", latitude: Double = 52.52,
-              longitude: Double = 13.405, placeName: String? = nil, walkID: UUID = walk2) throws(DomainError) {
-        try w.run(.sendWalk(walkID: walkID, from: alice, to: to, message: message, latitude: latitude, longitude: longitude, placeName: placeName))
+    func send(
+        _ w: inout World,
+        to: UUID = bob,
+        message: String = "Park?",
+        latitude: Double = 52.52,
+        longitude: Double = 13.405,
+        placeName: String? = nil,
+        walkID: UUID = walk2
+    ) throws(DomainError) {
+        try w.run(
+            .sendWalk(walkID: walkID, from: alice, to: to, message: message, latitude: latitude, longitude: longitude, placeName: placeName)
+        )
     }
 
     func testSendWalkToCurrentMateRecordsRequestWithDeadline() throws {
         var w = try World.mated()
         w.walkTTL = 90
-        let command = Command.sendWalk(walkID: walk1, from: alice, to: bob, message: "Park?", latitude: 52.52, longitude: 13.405, placeName: nil)
+        let command = Command.sendWalk(
+            walkID: walk1,
+            from: alice,
+            to: bob,
+            message: "Park?",
+            latitude: 52.52,
+            longitude: 13.405,
+            placeName: nil
+        )
         XCTAssertEqual(SniffMeet.streams(for: command, loaded: [:]), [.walk(walk1), .mates(alice, bob)])
         let decision = try w.run(command)
         // Only the walk stream is written; the pair stream is a read condition.
         XCTAssertEqual(decision.appends.map(\.stream), [.walk(walk1)])
-        XCTAssertEqual(decision.events.map(\.event), [.walkRequested(WalkRequested(
-            walkID: walk1, from: alice, to: bob, message: "Park?", latitude: 52.52, longitude: 13.405,
-            placeName: nil, createdAt: t0, expiresAt: t0.addingTimeInterval(90)))])
+        XCTAssertEqual(
+            decision.events.map(\.event),
+            [
+                .walkRequested(
+                    WalkRequested(
+                        walkID: walk1,
+                        from: alice,
+                        to: bob,
+                        message: "Park?",
+                        latitude: 52.52,
+                        longitude: 13.405,
+                        placeName: nil,
+                        createdAt: t0,
+                        expiresAt: t0.addingTimeInterval(90)
+                    )
+                )
+            ]
+        )
         XCTAssertEqual(w.walk(walk1).status, .pending)
         XCTAssertEqual(w.walk(walk1).expiresAt, t0.addingTimeInterval(90))
     }
@@ -137,7 +170,10 @@ final class WalkRulesTests: XCTestCase {
         var w = try World.walkPending()
         w.now = t0.addingTimeInterval(10)
         let decision = try w.run(.cancelWalk(walkID: walk1, by: alice))
-        XCTAssertEqual(decision.events.map(\.event), [.walkCancelled(WalkUpdate(walkID: walk1, from: alice, to: bob, at: t0.addingTimeInterval(10)))])
+        XCTAssertEqual(
+            decision.events.map(\.event),
+            [.walkCancelled(WalkUpdate(walkID: walk1, from: alice, to: bob, at: t0.addingTimeInterval(10)))]
+        )
         XCTAssertEqual(w.walk(walk1).status, .cancelled)
         // Cancelling again changes nothing.
         XCTAssertTrue(try w.run(.cancelWalk(walkID: walk1, by: alice)).isEmpty)
@@ -175,7 +211,10 @@ final class WalkRulesTests: XCTestCase {
         w.now = t0.addingTimeInterval(75)
         let decision = try w.run(.expireWalk(walkID: walk1))
         // Stamped with the deadline, whenever the job ran.
-        XCTAssertEqual(decision.events.map(\.event), [.walkExpired(WalkUpdate(walkID: walk1, from: alice, to: bob, at: t0.addingTimeInterval(60)))])
+        XCTAssertEqual(
+            decision.events.map(\.event),
+            [.walkExpired(WalkUpdate(walkID: walk1, from: alice, to: bob, at: t0.addingTimeInterval(60)))]
+        )
         XCTAssertEqual(w.walk(walk1).status, .expired)
         XCTAssertTrue(try w.run(.expireWalk(walkID: walk1)).isEmpty, "twice: no-op")
 

@@ -22,8 +22,11 @@ final class AppendTests: XCTestCase {
     }
 
     func testAppendAndReadStreamInVersionOrder() async throws {
-        let first = try await log.append(commandID: UUID(), expectations: ["dog-1": .noStream],
-                                         events: [event("dog-1", "a", 1), event("dog-1", "b", 2)])
+        let first = try await log.append(
+            commandID: UUID(),
+            expectations: ["dog-1": .noStream],
+            events: [event("dog-1", "a", 1), event("dog-1", "b", 2)]
+        )
         XCTAssertEqual(first.positions.count, 2)
         XCTAssertFalse(first.replayed)
         _ = try await log.append(commandID: nil, expectations: ["dog-1": .exactly(2)], events: [event("dog-1", "c", 3)])
@@ -58,8 +61,11 @@ final class AppendTests: XCTestCase {
         // The condition stream moved: nothing of the command may be written.
         _ = try await log.append(commandID: nil, expectations: ["pair": .exactly(1)], events: [event("pair")])
         do {
-            _ = try await log.append(commandID: nil, expectations: ["pair": .exactly(1), "walk-1": .noStream],
-                                     events: [event("walk-1")])
+            _ = try await log.append(
+                commandID: nil,
+                expectations: ["pair": .exactly(1), "walk-1": .noStream],
+                events: [event("walk-1")]
+            )
             XCTFail("a moved condition stream must refuse the append")
         } catch EventLogError.versionConflict(let stream, _) {
             XCTAssertEqual(stream, "pair")
@@ -81,8 +87,11 @@ final class AppendTests: XCTestCase {
                     for _ in 0..<8 {
                         group.addTask { [log] in
                             do {
-                                _ = try await log!.append(commandID: UUID(), expectations: [stream: .version(version)],
-                                                          events: Array(repeating: NewEvent(stream: stream, type: "x", data: Data("{}".utf8)), count: size))
+                                _ = try await log!.append(
+                                    commandID: UUID(),
+                                    expectations: [stream: .version(version)],
+                                    events: Array(repeating: NewEvent(stream: stream, type: "x", data: Data("{}".utf8)), count: size)
+                                )
                                 return nil
                             } catch EventLogError.versionConflict(let conflicted, _) {
                                 return conflicted
@@ -91,7 +100,11 @@ final class AppendTests: XCTestCase {
                     }
                     return try await group.reduce(into: [String?]()) { $0.append($1) }
                 }
-                XCTAssertEqual(outcomes.filter { $0 == nil }.count, 1, "exactly one writer wins version \(version + 1) (\(size)-event commands)")
+                XCTAssertEqual(
+                    outcomes.filter { $0 == nil }.count,
+                    1,
+                    "exactly one writer wins version \(version + 1) (\(size)-event commands)"
+                )
                 XCTAssertEqual(outcomes.compactMap { $0 }, Array(repeating: stream, count: 7), "the losers' errors name the stream")
             }
             let versions = try await log.readStream(stream).map(\.version)
@@ -101,11 +114,17 @@ final class AppendTests: XCTestCase {
 
     func testRetriedCommandIDWritesNothingAndReturnsTheFirstPositions() async throws {
         let command = UUID()
-        let first = try await log.append(commandID: command, expectations: ["r": .noStream],
-                                         events: [event("r", "a"), event("r", "b")])
+        let first = try await log.append(
+            commandID: command,
+            expectations: ["r": .noStream],
+            events: [event("r", "a"), event("r", "b")]
+        )
         // Even with expectations that would now fail, the retry returns the first result.
-        let again = try await log.append(commandID: command, expectations: ["r": .noStream],
-                                         events: [event("r", "a"), event("r", "b")])
+        let again = try await log.append(
+            commandID: command,
+            expectations: ["r": .noStream],
+            events: [event("r", "a"), event("r", "b")]
+        )
         XCTAssertTrue(again.replayed)
         XCTAssertEqual(again.positions, first.positions)
         let count = try await log.readStream("r").count
@@ -115,7 +134,11 @@ final class AppendTests: XCTestCase {
         let results = try await withThrowingTaskGroup(of: AppendResult.self) { group in
             for _ in 0..<6 {
                 group.addTask { [log] in
-                    try await log!.append(commandID: command2, expectations: ["q": .any], events: [NewEvent(stream: "q", type: "x", data: Data("{}".utf8))])
+                    try await log!.append(
+                        commandID: command2,
+                        expectations: ["q": .any],
+                        events: [NewEvent(stream: "q", type: "x", data: Data("{}".utf8))]
+                    )
                 }
             }
             return try await group.reduce(into: [AppendResult]()) { $0.append($1) }
@@ -128,8 +151,10 @@ final class AppendTests: XCTestCase {
 
     func testTheLogRefusesUpdateDeleteAndTruncate() async throws {
         _ = try await log.append(commandID: UUID(), expectations: ["u": .noStream], events: [event("u")])
-        for statement in ["UPDATE events SET event_type = 'forged'", "DELETE FROM events", "TRUNCATE events",
-                          "DELETE FROM events WHERE false"] {
+        for statement in [
+            "UPDATE events SET event_type = 'forged'", "DELETE FROM events", "TRUNCATE events",
+            "DELETE FROM events WHERE false",
+        ] {
             do {
                 try await pool.withConnection { connection in _ = try connection.execute(statement) }
                 XCTFail("\(statement) must be refused")

@@ -7,17 +7,24 @@ import XCTest
 final class ConnectionStringTests: XCTestCase {
     func testURIGetsItsDatabaseReplacedAndKeepsEverythingElse() throws {
         let replaced = try ConnectionString.replacingDatabase(
-            in: "postgresql://app:p%40ss@db.internal:5433/sniffmeet?sslmode=require&application_name=x", with: "sniffmeet_bench")
+            in: "postgresql://app:p%40ss@db.internal:5433/sniffmeet?sslmode=require&application_name=x",
+            with: "sniffmeet_bench"
+        )
         let options = try ConnectionString.options(of: replaced)
-        XCTAssertEqual(Dictionary(uniqueKeysWithValues: options.map { ($0.keyword, $0.value) }), [
-            "user": "app", "password": "p@ss", "host": "db.internal", "port": "5433", "dbname": "sniffmeet_bench",
-            "sslmode": "require", "application_name": "x",
-        ])
+        XCTAssertEqual(
+            Dictionary(uniqueKeysWithValues: options.map { ($0.keyword, $0.value) }),
+            [
+                "user": "app", "password": "p@ss", "host": "db.internal", "port": "5433", "dbname": "sniffmeet_bench",
+                "sslmode": "require", "application_name": "x",
+            ]
+        )
     }
 
     func testKeywordValueFormGetsItsDatabaseReplacedOrAdded() throws {
-        XCTAssertEqual(try ConnectionString.replacingDatabase(in: "host=/tmp/x port=5432 dbname=old", with: "new"),
-                       "dbname='new' host='/tmp/x' port='5432'")
+        XCTAssertEqual(
+            try ConnectionString.replacingDatabase(in: "host=/tmp/x port=5432 dbname=old", with: "new"),
+            "dbname='new' host='/tmp/x' port='5432'"
+        )
         XCTAssertEqual(try ConnectionString.replacingDatabase(in: "host=/tmp/x", with: "new"), "host='/tmp/x' dbname='new'")
     }
 

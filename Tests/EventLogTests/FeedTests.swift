@@ -62,12 +62,22 @@ final class FeedTests: XCTestCase {
                                 ids = try await pool.withConnection { connection in
                                     try connection.execute("BEGIN")
                                     do {
-                                        var result = try EventLog.append(on: connection, commandID: UUID(), expectations: [stream: .any], events: events)
+                                        var result = try EventLog.append(
+                                            on: connection,
+                                            commandID: UUID(),
+                                            expectations: [stream: .any],
+                                            events: events
+                                        )
                                         if twoSteps {
                                             // A second append in the same transaction, to another stream: this
                                             // transaction's id is already fixed, the trap DESIGN.md warns about.
                                             let more = [NewEvent(stream: second, type: "tock", data: Data("{}".utf8))]
-                                            result.eventIDs += try EventLog.append(on: connection, commandID: nil, expectations: [second: .any], events: more).eventIDs
+                                            result.eventIDs += try EventLog.append(
+                                                on: connection,
+                                                commandID: nil,
+                                                expectations: [second: .any],
+                                                events: more
+                                            ).eventIDs
                                         }
                                         try connection.execute(rollBack ? "ROLLBACK" : "COMMIT")
                                         return result.eventIDs

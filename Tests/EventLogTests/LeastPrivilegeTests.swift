@@ -25,15 +25,26 @@ final class LeastPrivilegeTests: XCTestCase {
         // Both append paths: one event on one stream, and several streams with a condition
         // (advisory locks, pipelined statements).
         let commandID = UUID()
-        _ = try await log.append(commandID: commandID, expectations: ["a": .noStream],
-                                 events: [NewEvent(stream: "a", type: "thing_happened", data: data)])
-        let second = try await log.append(commandID: UUID(), expectations: ["a": .exactly(1), "b": .noStream, "c": .any],
-                                          events: [NewEvent(stream: "a", type: "thing_happened", data: data),
-                                                   NewEvent(stream: "b", type: "thing_happened", data: data)])
+        _ = try await log.append(
+            commandID: commandID,
+            expectations: ["a": .noStream],
+            events: [NewEvent(stream: "a", type: "thing_happened", data: data)]
+        )
+        let second = try await log.append(
+            commandID: UUID(),
+            expectations: ["a": .exactly(1), "b": .noStream, "c": .any],
+            events: [
+                NewEvent(stream: "a", type: "thing_happened", data: data),
+                NewEvent(stream: "b", type: "thing_happened", data: data),
+            ]
+        )
         XCTAssertFalse(second.replayed)
         // A retried command finds its events (idempotency needs only SELECT).
-        let retried = try await log.append(commandID: commandID, expectations: ["a": .noStream],
-                                           events: [NewEvent(stream: "a", type: "thing_happened", data: data)])
+        let retried = try await log.append(
+            commandID: commandID,
+            expectations: ["a": .noStream],
+            events: [NewEvent(stream: "a", type: "thing_happened", data: data)]
+        )
         XCTAssertTrue(retried.replayed)
         let stream = try await log.readStream("a")
         XCTAssertEqual(stream.map(\.version), [1, 2])
@@ -79,7 +90,8 @@ final class LeastPrivilegeTests: XCTestCase {
         try await owner.withConnection { _ = try $0.execute("CREATE TABLE added_later (id int PRIMARY KEY, note text)") }
         await owner.close()
         let missing = try await pool.withConnection { connection in
-            try connection.execute("""
+            try connection.execute(
+                """
                 SELECT c.relname || ' ' || p.privilege
                 FROM pg_class c
                 CROSS JOIN unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) AS p(privilege)
@@ -87,13 +99,16 @@ final class LeastPrivilegeTests: XCTestCase {
                   AND c.relname NOT IN ('events', 'schema_migrations')
                   AND NOT has_table_privilege(c.oid, p.privilege)
                 ORDER BY 1
-                """).rows.map { try $0.string(0) }
+                """
+            ).rows.map { try $0.string(0) }
         }
         XCTAssertEqual(missing, [])
         let tables = try await pool.withConnection { connection in
-            try connection.execute("""
+            try connection.execute(
+                """
                 SELECT count(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'
-                """).first!.int(0)
+                """
+            ).first!.int(0)
         }
         XCTAssertGreaterThan(tables, 8, "read models, checkpoints, tokens and keys were all checked")
 
@@ -101,10 +116,12 @@ final class LeastPrivilegeTests: XCTestCase {
         try await pool.withConnection { connection in
             try connection.transaction { connection in
                 try connection.execute("SELECT pg_advisory_xact_lock(42), pg_notify('sniffmeet_test', '')")
-                try connection.execute("""
+                try connection.execute(
+                    """
                     UPDATE projector_checkpoints SET transaction_id = '1', position = 1, updated_at = now()
                     WHERE projector = 'walks'
-                    """)
+                    """
+                )
                 let user = UUID()
                 try connection.execute("INSERT INTO profiles (user_id, nickname) VALUES ($1, 'mia')", [user])
                 try connection.execute("UPDATE profiles SET dog_name = 'Bori' WHERE user_id = $1", [user])

@@ -38,9 +38,11 @@ final class MigratorTests: XCTestCase {
         XCTAssertFalse(try edited.isCurrent(connection: connection))
 
         // A failing file leaves nothing behind and is not recorded.
-        let failing = Migrator(migrations: first.migrations + [
-            .init(version: 3, name: "0003_bad.sql", sql: "CREATE TABLE c (x int); SELECT 1/0;"),
-        ])
+        let failing = Migrator(
+            migrations: first.migrations + [
+                .init(version: 3, name: "0003_bad.sql", sql: "CREATE TABLE c (x int); SELECT 1/0;")
+            ]
+        )
         XCTAssertThrowsError(try failing.migrate(connection: connection))
         XCTAssertFalse(try connection.execute("SELECT to_regclass('c') IS NOT NULL").first!.bool(0))
         XCTAssertEqual(try connection.execute("SELECT count(*) FROM schema_migrations").first!.int(0), 2)

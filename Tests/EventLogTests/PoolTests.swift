@@ -70,12 +70,17 @@ final class PoolTests: XCTestCase {
         let row = try await pool.withConnection { connection -> [String] in
             let result = try connection.execute(
                 "SELECT $1::text, $2::bigint, $3::bool, $4::uuid, $5::timestamptz, $6::jsonb, $7::text[], $8::text IS NULL",
-                ["it's \"quoted\" \\ ; DROP TABLE events", Int64.max, true, id, date, JSONB(#"{"a": [1, 2]}"#),
-                 ["x", "y\"z", "a,b"], Optional<String>.none])
+                [
+                    "it's \"quoted\" \\ ; DROP TABLE events", Int64.max, true, id, date, JSONB(#"{"a": [1, 2]}"#),
+                    ["x", "y\"z", "a,b"], Optional<String>.none,
+                ]
+            )
             let row = result.first!
-            return [try row.string(0), String(try row.int64(1)), String(try row.bool(2)), try row.uuid(3).uuidString,
-                    String(try row.date(4).timeIntervalSince1970), String(decoding: try row.json(5), as: UTF8.self),
-                    try row.string(6), String(try row.bool(7))]
+            return [
+                try row.string(0), String(try row.int64(1)), String(try row.bool(2)), try row.uuid(3).uuidString,
+                String(try row.date(4).timeIntervalSince1970), String(decoding: try row.json(5), as: UTF8.self),
+                try row.string(6), String(try row.bool(7)),
+            ]
         }
         XCTAssertEqual(row[0], "it's \"quoted\" \\ ; DROP TABLE events")
         XCTAssertEqual(row[1], String(Int64.max))
@@ -87,9 +92,13 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(row[7], "true")
         // A cell that is not a uuid is a decoding error, not a crash or a wrong id.
         let notUUID = try await pool.withConnection { connection -> [Bool] in
-            let row = try connection.execute("SELECT 'not-a-uuid', '0e9b3a6c-7f41-4e0a-9d2b-5c1f8a3e6b7g', 'F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6'").first!
-            return [(try? row.uuid(0)) == nil, (try? row.uuid(1)) == nil,
-                    (try? row.uuid(2)) == UUID(uuidString: "f81d4fae-7dec-11d0-a765-00a0c91e6bf6")]
+            let row = try connection.execute(
+                "SELECT 'not-a-uuid', '0e9b3a6c-7f41-4e0a-9d2b-5c1f8a3e6b7g', 'F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6'"
+            ).first!
+            return [
+                (try? row.uuid(0)) == nil, (try? row.uuid(1)) == nil,
+                (try? row.uuid(2)) == UUID(uuidString: "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"),
+            ]
         }
         XCTAssertEqual(notUUID, [true, true, true])
         await pool.close()

@@ -16,11 +16,22 @@ final class AuthorizationTests: XCTestCase {
             for route in routes where !Self.publicRoutes.contains("\(route.method) \(route.path)") {
                 let path = route.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased())
                     .replacingOccurrences(of: "{user_id}", with: UUID().uuidString.lowercased())
-                let reply = try await client.send(.init(route.method)!, path, json: route.method == "GET" || route.method == "DELETE" ? nil : "{}")
+                let reply = try await client.send(
+                    .init(route.method)!,
+                    path,
+                    json: route.method == "GET" || route.method == "DELETE" ? nil : "{}"
+                )
                 XCTAssertError(reply, 401, "unauthorized")
-                XCTAssertError(try await client.send(.init(route.method)!, path, token: "forged-token-of-the-right-length-43-chars-x",
-                                                     json: route.method == "GET" || route.method == "DELETE" ? nil : "{}"),
-                               401, "unauthorized")
+                XCTAssertError(
+                    try await client.send(
+                        .init(route.method)!,
+                        path,
+                        token: "forged-token-of-the-right-length-43-chars-x",
+                        json: route.method == "GET" || route.method == "DELETE" ? nil : "{}"
+                    ),
+                    401,
+                    "unauthorized"
+                )
             }
         }
     }
@@ -29,12 +40,18 @@ final class AuthorizationTests: XCTestCase {
     /// outsider then tries every route on it.
     func testAnOutsiderSeesNothingOfAnotherUsersWorld() async throws {
         try await GatewayFixture("outsider").run { client in
-            let owner = try await client.signUp("owner"), mate = try await client.signUp("mate")
-            let pendingTo = try await client.signUp("pending"), outsider = try await client.signUp("outside")
+            let owner = try await client.signUp("owner")
+            let mate = try await client.signUp("mate")
+            let pendingTo = try await client.signUp("pending")
+            let outsider = try await client.signUp("outside")
             try await client.makeMates(owner, mate)
             let drop = try await client.send(.post, "/v1/me/drop-tokens", token: pendingTo.token).json["drop_token"] as! String
-            let request = try await client.send(.post, "/v1/mate-requests", token: owner.token,
-                                                json: #"{"to": "\#(pendingTo.id)", "drop_token": "\#(drop)"}"#)
+            let request = try await client.send(
+                .post,
+                "/v1/mate-requests",
+                token: owner.token,
+                json: #"{"to": "\#(pendingTo.id)", "drop_token": "\#(drop)"}"#
+            )
             let requestID = request.json["request_id"] as! String
             let walk = try await client.send(.post, "/v1/walks", token: owner.token, json: WalkRoutesTests.walk(to: mate))
             let walkID = walk.json["walk_id"] as! String
@@ -47,7 +64,9 @@ final class AuthorizationTests: XCTestCase {
 
             let secrets = [owner.id, mate.id, pendingTo.id, requestID, walkID, notificationID, "Park at 5?"]
             func assertNothingLeaks(_ reply: GatewayFixture.Reply, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
-                for secret in secrets { XCTAssertFalse(reply.text.contains(secret), "\(what) leaked \(secret): \(reply.text)", file: file, line: line) }
+                for secret in secrets {
+                    XCTAssertFalse(reply.text.contains(secret), "\(what) leaked \(secret): \(reply.text)", file: file, line: line)
+                }
             }
             let t = outsider.token
             // Reads: 404, or an empty list.

@@ -1,7 +1,8 @@
-@testable import Gateway
 import HTTPTypes
 import Hummingbird
 import XCTest
+
+@testable import Gateway
 
 /// `Authorization` headers as clients send them: the scheme in any case, extra blanks around the
 /// token; anything else is no token at all (and so `401`).

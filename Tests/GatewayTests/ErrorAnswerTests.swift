@@ -21,8 +21,10 @@ final class ErrorAnswerTests: XCTestCase {
             let tooLarge = String(repeating: "a", count: 16 * 1024 + 1)
             XCTAssertError(try await client.send(.post, "/v1/users", json: #"{"nickname": "\#(tooLarge)"}"#), 413, "body_too_large")
 
-            let valid = ["nickname": "\"okay\"", "dog_name": "\"Bori\"", "age": "3", "sex": "\"male\"", "neutered": "false",
-                         "size": "\"small\"", "keywords": "[\"smart\"]"]
+            let valid = [
+                "nickname": "\"okay\"", "dog_name": "\"Bori\"", "age": "3", "sex": "\"male\"", "neutered": "false",
+                "size": "\"small\"", "keywords": "[\"smart\"]",
+            ]
             func body(_ changes: [String: String?]) -> String {
                 var fields = valid
                 for (key, value) in changes { fields[key] = value }
@@ -50,19 +52,60 @@ final class ErrorAnswerTests: XCTestCase {
             XCTAssertError(try await client.send(.get, "/v1/me", headers: ["Authorization": "Basic abc"]), 401, "unauthorized")
             let user = try await client.signUp("params")
             XCTAssertError(try await client.send(.get, "/v1/me/walks?limit=0", token: user.token), 400, "validation_failed", field: "limit")
-            XCTAssertError(try await client.send(.get, "/v1/me/walks?limit=101", token: user.token), 400, "validation_failed", field: "limit")
-            XCTAssertError(try await client.send(.get, "/v1/me/walks?cursor=%%%", token: user.token), 400, "validation_failed", field: "cursor")
-            XCTAssertError(try await client.send(.get, "/v1/me/walks?cursor=YXxi", token: user.token), 400, "validation_failed", field: "cursor")
-            XCTAssertError(try await client.send(.get, "/v1/me/walks?direction=sideways", token: user.token), 400, "validation_failed", field: "direction")
-            XCTAssertError(try await client.send(.get, "/v1/me/mate-requests?status=maybe", token: user.token), 400, "validation_failed", field: "status")
+            XCTAssertError(
+                try await client.send(.get, "/v1/me/walks?limit=101", token: user.token),
+                400,
+                "validation_failed",
+                field: "limit"
+            )
+            XCTAssertError(
+                try await client.send(.get, "/v1/me/walks?cursor=%%%", token: user.token),
+                400,
+                "validation_failed",
+                field: "cursor"
+            )
+            XCTAssertError(
+                try await client.send(.get, "/v1/me/walks?cursor=YXxi", token: user.token),
+                400,
+                "validation_failed",
+                field: "cursor"
+            )
+            XCTAssertError(
+                try await client.send(.get, "/v1/me/walks?direction=sideways", token: user.token),
+                400,
+                "validation_failed",
+                field: "direction"
+            )
+            XCTAssertError(
+                try await client.send(.get, "/v1/me/mate-requests?status=maybe", token: user.token),
+                400,
+                "validation_failed",
+                field: "status"
+            )
             XCTAssertError(try await client.send(.get, "/v1/walks/not-a-uuid", token: user.token), 404, "not_found")
-            XCTAssertError(try await client.send(.get, "/v1/me", token: user.token, headers: ["Min-Log-Position": "soon"]),
-                           400, "validation_failed", field: "Min-Log-Position")
-            XCTAssertError(try await client.send(.post, "/v1/me/drop-tokens", token: user.token, headers: ["Idempotency-Key": "has space"]),
-                           400, "validation_failed", field: "Idempotency-Key")
-            XCTAssertError(try await client.send(.post, "/v1/me/drop-tokens", token: user.token,
-                                                 headers: ["Idempotency-Key": String(repeating: "k", count: 201)]),
-                           400, "validation_failed", field: "Idempotency-Key")
+            XCTAssertError(
+                try await client.send(.get, "/v1/me", token: user.token, headers: ["Min-Log-Position": "soon"]),
+                400,
+                "validation_failed",
+                field: "Min-Log-Position"
+            )
+            XCTAssertError(
+                try await client.send(.post, "/v1/me/drop-tokens", token: user.token, headers: ["Idempotency-Key": "has space"]),
+                400,
+                "validation_failed",
+                field: "Idempotency-Key"
+            )
+            XCTAssertError(
+                try await client.send(
+                    .post,
+                    "/v1/me/drop-tokens",
+                    token: user.token,
+                    headers: ["Idempotency-Key": String(repeating: "k", count: 201)]
+                ),
+                400,
+                "validation_failed",
+                field: "Idempotency-Key"
+            )
         }
     }
 }

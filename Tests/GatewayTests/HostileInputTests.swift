@@ -11,29 +11,62 @@ final class HostileInputTests: XCTestCase {
     /// Every text field of every body, with characters the API refuses.
     func testControlAndInvisibleCharactersInEveryTextFieldAreRefused() async throws {
         try await GatewayFixture("hostiletext").run { client in
-            let a = try await client.signUp("writer"), b = try await client.signUp("reader")
+            let a = try await client.signUp("writer")
+            let b = try await client.signUp("reader")
             try await client.makeMates(a, b)
             let events = try client.sql("SELECT count(*) FROM events")[0][0]
             let bad = [#"\u0000"#, #"\u0007"#, #"\u001b"#, #"\u007f"#, #"\u0085"#, #"\u202e"#, #"\u2066"#, #"\u0378"#, #"\n"#]
             for char in bad {
-                XCTAssertError(try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "ev\(char)l")),
-                               400, "validation_failed", field: "nickname")
-                XCTAssertError(try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "evil", dog: "Bo\(char)")),
-                               400, "validation_failed", field: "dog_name")
-                XCTAssertError(try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "evil", image: "p\(char)")),
-                               400, "validation_failed", field: "profile_image")
-                XCTAssertError(try await client.send(.patch, "/v1/me", token: a.token, json: #"{"nickname": "ab\#(char)"}"#),
-                               400, "validation_failed", field: "nickname")
-                XCTAssertError(try await client.send(.patch, "/v1/me", token: a.token, json: #"{"dog_name": "x\#(char)"}"#),
-                               400, "validation_failed", field: "dog_name")
-                XCTAssertError(try await client.send(.post, "/v1/walks", token: a.token, json: Self.walk(to: b, message: "Hi\(char)")),
-                               400, "validation_failed", field: "message")
-                XCTAssertError(try await client.send(.post, "/v1/walks", token: a.token, json: Self.walk(to: b, place: "P\(char)")),
-                               400, "validation_failed", field: "place_name")
+                XCTAssertError(
+                    try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "ev\(char)l")),
+                    400,
+                    "validation_failed",
+                    field: "nickname"
+                )
+                XCTAssertError(
+                    try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "evil", dog: "Bo\(char)")),
+                    400,
+                    "validation_failed",
+                    field: "dog_name"
+                )
+                XCTAssertError(
+                    try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "evil", image: "p\(char)")),
+                    400,
+                    "validation_failed",
+                    field: "profile_image"
+                )
+                XCTAssertError(
+                    try await client.send(.patch, "/v1/me", token: a.token, json: #"{"nickname": "ab\#(char)"}"#),
+                    400,
+                    "validation_failed",
+                    field: "nickname"
+                )
+                XCTAssertError(
+                    try await client.send(.patch, "/v1/me", token: a.token, json: #"{"dog_name": "x\#(char)"}"#),
+                    400,
+                    "validation_failed",
+                    field: "dog_name"
+                )
+                XCTAssertError(
+                    try await client.send(.post, "/v1/walks", token: a.token, json: Self.walk(to: b, message: "Hi\(char)")),
+                    400,
+                    "validation_failed",
+                    field: "message"
+                )
+                XCTAssertError(
+                    try await client.send(.post, "/v1/walks", token: a.token, json: Self.walk(to: b, place: "P\(char)")),
+                    400,
+                    "validation_failed",
+                    field: "place_name"
+                )
             }
             // A NUL where no text rule applies (a drop token) is refused before it reaches SQL.
-            let drop = try await client.send(.post, "/v1/mate-requests", token: a.token,
-                                             json: #"{"to": "\#(b.id)", "drop_token": "abc\u0000def"}"#)
+            let drop = try await client.send(
+                .post,
+                "/v1/mate-requests",
+                token: a.token,
+                json: #"{"to": "\#(b.id)", "drop_token": "abc\u0000def"}"#
+            )
             XCTAssertTrue((400..<500).contains(drop.status), drop.text)
             XCTAssertEqual(try client.sql("SELECT count(*) FROM events")[0][0], events, "refused requests write nothing")
         }
@@ -41,15 +74,28 @@ final class HostileInputTests: XCTestCase {
 
     func testCombiningMarkFloodsAreRefused() async throws {
         try await GatewayFixture("hostilezalgo").run { client in
-            let a = try await client.signUp("zalgo"), b = try await client.signUp("plain")
+            let a = try await client.signUp("zalgo")
+            let b = try await client.signUp("plain")
             try await client.makeMates(a, b)
             let flood = "a" + String(repeating: #"\u0301"#, count: 300)
-            XCTAssertError(try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "zz", dog: flood)),
-                           400, "validation_failed", field: "dog_name")
-            XCTAssertError(try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "z\(flood)")),
-                           400, "validation_failed", field: "nickname")
-            XCTAssertError(try await client.send(.post, "/v1/walks", token: a.token, json: Self.walk(to: b, message: flood)),
-                           400, "validation_failed", field: "message")
+            XCTAssertError(
+                try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "zz", dog: flood)),
+                400,
+                "validation_failed",
+                field: "dog_name"
+            )
+            XCTAssertError(
+                try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "z\(flood)")),
+                400,
+                "validation_failed",
+                field: "nickname"
+            )
+            XCTAssertError(
+                try await client.send(.post, "/v1/walks", token: a.token, json: Self.walk(to: b, message: flood)),
+                400,
+                "validation_failed",
+                field: "message"
+            )
         }
     }
 
@@ -67,14 +113,21 @@ final class HostileInputTests: XCTestCase {
             XCTAssertError(try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "JOSÉ")), 409, "nickname_taken")
             let hangul = try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "멍멍"))
             XCTAssertEqual(hangul.status, 201, hangul.text)
-            XCTAssertError(try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "멍멍".decomposedStringWithCanonicalMapping)),
-                           409, "nickname_taken")
+            XCTAssertError(
+                try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "멍멍".decomposedStringWithCanonicalMapping)),
+                409,
+                "nickname_taken"
+            )
             let bori = try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "보리"))
             XCTAssertEqual(bori.status, 201, bori.text)
             XCTAssertEqual((bori.json["profile"] as? [String: Any])?["nickname"] as? String, "보리")
             // Cyrillic а (U+0430) among Latin letters.
-            XCTAssertError(try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "p\u{430}ypal")),
-                           400, "validation_failed", field: "nickname")
+            XCTAssertError(
+                try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "p\u{430}ypal")),
+                400,
+                "validation_failed",
+                field: "nickname"
+            )
             // Stored NFC: the NFD sign-up of a new name comes back composed.
             let nfd = try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "rene\u{301}"))
             XCTAssertEqual(nfd.status, 201, nfd.text)
@@ -87,8 +140,11 @@ final class HostileInputTests: XCTestCase {
         try await GatewayFixture("hostilecursor").run { client in
             let a = try await client.signUp("cursor")
             let uuid = UUID().uuidString.lowercased()
-            let forged = ["-9223372036854775808|\(uuid)", "9223372036854775807|\(uuid)", "253402300800000000|\(uuid)",
-                          "1|not-a-uuid", "|", "x", "1|2|3", "-1|-1", "18446744073709551616|1", "1|-5"]
+            let forged =
+                [
+                    "-9223372036854775808|\(uuid)", "9223372036854775807|\(uuid)", "253402300800000000|\(uuid)",
+                    "1|not-a-uuid", "|", "x", "1|2|3", "-1|-1", "18446744073709551616|1", "1|-5",
+                ]
                 .map { Self.base64url($0) } + ["!!!", String(repeating: "A", count: 400), "%00", "AAAA===="]
             for list in ["/v1/me/mates", "/v1/me/walks", "/v1/me/mate-requests", "/v1/me/notifications"] {
                 for cursor in forged {
@@ -102,13 +158,23 @@ final class HostileInputTests: XCTestCase {
     /// Numbers that are not numbers, or too big for any field.
     func testNonNumericAndHugeNumbersAre400() async throws {
         try await GatewayFixture("hostilenumbers").run { client in
-            let a = try await client.signUp("numbers"), b = try await client.signUp("counter")
+            let a = try await client.signUp("numbers")
+            let b = try await client.signUp("counter")
             try await client.makeMates(a, b)
             for limit in ["abc", "1e99", "99999999999999999999", "-1", "0", "101", "1.5", "%20"] {
-                XCTAssertError(try await client.send(.get, "/v1/me/mates?limit=\(limit)", token: a.token), 400, "validation_failed", field: "limit")
+                XCTAssertError(
+                    try await client.send(.get, "/v1/me/mates?limit=\(limit)", token: a.token),
+                    400,
+                    "validation_failed",
+                    field: "limit"
+                )
             }
             for age in ["1e400", "99999999999999999999", "-99999999999999999999", "3.5", "\"3\"", "null"] {
-                let reply = try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "nums").replacingOccurrences(of: #""age": 3"#, with: #""age": \#(age)"#))
+                let reply = try await client.send(
+                    .post,
+                    "/v1/users",
+                    json: Self.signUp(nickname: "nums").replacingOccurrences(of: #""age": 3"#, with: #""age": \#(age)"#)
+                )
                 XCTAssertEqual(reply.status, 400, "\(age): \(reply.text)")
                 XCTAssertTrue(["validation_failed", "invalid_json"].contains(reply.code ?? ""), reply.text)
             }
@@ -118,14 +184,26 @@ final class HostileInputTests: XCTestCase {
                 XCTAssertEqual(reply.status, 400, "\(latitude): \(reply.text)")
             }
             for position in ["x", "1", "1.2.3", "-1.5", "1.-5", "+0.0", "0.+1", "99999999999999999999.1", "1.99999999999999999999"] {
-                XCTAssertError(try await client.send(.get, "/v1/me/mates", token: a.token, headers: ["Min-Log-Position": position]),
-                               400, "validation_failed", field: "Min-Log-Position")
+                XCTAssertError(
+                    try await client.send(.get, "/v1/me/mates", token: a.token, headers: ["Min-Log-Position": position]),
+                    400,
+                    "validation_failed",
+                    field: "Min-Log-Position"
+                )
             }
             // A well-formed position far past the log's head cannot be one the server gave out.
-            XCTAssertError(try await client.send(.get, "/v1/me/mates", token: a.token, headers: ["Min-Log-Position": "18446744073709551615.1"]),
-                           400, "validation_failed", field: "Min-Log-Position")
-            XCTAssertError(try await client.send(.get, "/v1/me/notifications/stream", token: a.token, headers: ["Last-Event-ID": "1.-1"]),
-                           400, "validation_failed", field: "Last-Event-ID")
+            XCTAssertError(
+                try await client.send(.get, "/v1/me/mates", token: a.token, headers: ["Min-Log-Position": "18446744073709551615.1"]),
+                400,
+                "validation_failed",
+                field: "Min-Log-Position"
+            )
+            XCTAssertError(
+                try await client.send(.get, "/v1/me/notifications/stream", token: a.token, headers: ["Last-Event-ID": "1.-1"]),
+                400,
+                "validation_failed",
+                field: "Last-Event-ID"
+            )
         }
     }
 
@@ -134,7 +212,8 @@ final class HostileInputTests: XCTestCase {
         try await GatewayFixture("hostilejson").run { client in
             let nested = String(repeating: "[", count: 8000) + String(repeating: "]", count: 8000)
             XCTAssertError(try await client.send(.post, "/v1/users", json: nested), 400, "invalid_json")
-            let nestedObject = #"{"nickname": "#, deep = String(repeating: #"{"a":"#, count: 2000) + "1" + String(repeating: "}", count: 2000)
+            let nestedObject = #"{"nickname": "#
+            let deep = String(repeating: #"{"a":"#, count: 2000) + "1" + String(repeating: "}", count: 2000)
             let reply = try await client.send(.post, "/v1/users", json: nestedObject + deep + "}")
             XCTAssertEqual(reply.status, 400, reply.text)
             // Invalid UTF-8 inside a string.
@@ -150,31 +229,64 @@ final class HostileInputTests: XCTestCase {
     /// null where a value is required, and a drop token that cannot be one.
     func testNullsAndMalformedTokensAre400() async throws {
         try await GatewayFixture("hostilenull").run { client in
-            let a = try await client.signUp("nulls"), b = try await client.signUp("tokens")
+            let a = try await client.signUp("nulls")
+            let b = try await client.signUp("tokens")
             for field in ["nickname", "dog_name", "age", "neutered", "size", "keywords"] {
-                XCTAssertError(try await client.send(.patch, "/v1/me", token: a.token, json: #"{"\#(field)": null}"#),
-                               400, "validation_failed", field: field)
+                XCTAssertError(
+                    try await client.send(.patch, "/v1/me", token: a.token, json: #"{"\#(field)": null}"#),
+                    400,
+                    "validation_failed",
+                    field: field
+                )
             }
             let removed = try await client.send(.patch, "/v1/me", token: a.token, json: #"{"profile_image": null}"#)
             XCTAssertEqual(removed.status, 200, "null removes the picture")
-            XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: a.token,
-                                                 json: #"{"device_token": "\#(String(repeating: "ab", count: 32))", "locale": null}"#),
-                           400, "validation_failed", field: "locale")
+            XCTAssertError(
+                try await client.send(
+                    .put,
+                    "/v1/me/device-token",
+                    token: a.token,
+                    json: #"{"device_token": "\#(String(repeating: "ab", count: 32))", "locale": null}"#
+                ),
+                400,
+                "validation_failed",
+                field: "locale"
+            )
             for token in ["", "has space", "ünïcode", String(repeating: "a", count: 201), "a+b/c="] {
-                XCTAssertError(try await client.send(.post, "/v1/mate-requests", token: a.token,
-                                                     json: #"{"to": "\#(b.id)", "drop_token": "\#(token)"}"#),
-                               400, "validation_failed", field: "drop_token")
+                XCTAssertError(
+                    try await client.send(
+                        .post,
+                        "/v1/mate-requests",
+                        token: a.token,
+                        json: #"{"to": "\#(b.id)", "drop_token": "\#(token)"}"#
+                    ),
+                    400,
+                    "validation_failed",
+                    field: "drop_token"
+                )
             }
-            XCTAssertError(try await client.send(.post, "/v1/mate-requests", token: a.token,
-                                                 json: #"{"to": "\#(b.id)", "drop_token": "never-handed-out_0"}"#),
-                           403, "invalid_drop_token")
+            XCTAssertError(
+                try await client.send(
+                    .post,
+                    "/v1/mate-requests",
+                    token: a.token,
+                    json: #"{"to": "\#(b.id)", "drop_token": "never-handed-out_0"}"#
+                ),
+                403,
+                "invalid_drop_token"
+            )
         }
     }
 
     func testBadIdempotencyKeysAre400() async throws {
         try await GatewayFixture("hostilekey").run { client in
             for key in ["", "has space", String(repeating: "k", count: 201), "ключ", "tab\tkey"] {
-                let reply = try await client.send(.post, "/v1/users", json: Self.signUp(nickname: "keyed"), headers: ["Idempotency-Key": key])
+                let reply = try await client.send(
+                    .post,
+                    "/v1/users",
+                    json: Self.signUp(nickname: "keyed"),
+                    headers: ["Idempotency-Key": key]
+                )
                 XCTAssertError(reply, 400, "validation_failed", field: "Idempotency-Key")
             }
         }
@@ -211,7 +323,8 @@ final class HostileInputTests: XCTestCase {
 
     static func signUp(nickname: String, dog: String = "Bori", image: String? = nil) -> String {
         let picture = image.map { #""\#($0)""# } ?? "null"
-        return #"{"nickname": "\#(nickname)", "dog_name": "\#(dog)", "age": 3, "sex": "female", "neutered": true, "size": "small", "keywords": ["smart"], "profile_image": \#(picture)}"#
+        return
+            #"{"nickname": "\#(nickname)", "dog_name": "\#(dog)", "age": 3, "sex": "female", "neutered": true, "size": "small", "keywords": ["smart"], "profile_image": \#(picture)}"#
     }
 
     static func walk(to user: GatewayFixture.User, message: String = "Park?", place: String = "Seoul Forest") -> String {

@@ -7,15 +7,20 @@ final class IdempotencyTests: XCTestCase {
     func testCommandIDsAreTheOnesAlreadyInTheLogs() {
         // Computed by the first implementation (SHA-256 of the text, version 8): events already
         // appended carry ids derived from these, so a retry after an upgrade must get the same.
-        XCTAssertEqual(IdempotencyStore.commandID(scope: IdempotencyStore.anonymous, key: "signup-1"),
-                       UUID(uuidString: "0dae0582-85b4-8498-8a57-5deabbec4c77"))
-        XCTAssertEqual(IdempotencyStore.commandID(scope: UUID(uuidString: "6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b")!, key: "mia-asks-leo-1"),
-                       UUID(uuidString: "572d4703-ae27-82ec-9352-5d003cfd7823"))
+        XCTAssertEqual(
+            IdempotencyStore.commandID(scope: IdempotencyStore.anonymous, key: "signup-1"),
+            UUID(uuidString: "0dae0582-85b4-8498-8a57-5deabbec4c77")
+        )
+        XCTAssertEqual(
+            IdempotencyStore.commandID(scope: UUID(uuidString: "6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b")!, key: "mia-asks-leo-1"),
+            UUID(uuidString: "572d4703-ae27-82ec-9352-5d003cfd7823")
+        )
     }
 
     func testSameKeySameBodyReplaysAndWritesNothing() async throws {
         try await GatewayFixture("idem").run { client in
-            let a = try await client.signUp("idem"), b = try await client.signUp("potent")
+            let a = try await client.signUp("idem")
+            let b = try await client.signUp("potent")
             try await client.makeMates(a, b)
             let body = WalkRoutesTests.walk(to: b)
             let first = try await client.send(.post, "/v1/walks", token: a.token, json: body, headers: ["Idempotency-Key": "walk-1"])
@@ -27,19 +32,45 @@ final class IdempotencyTests: XCTestCase {
             XCTAssertEqual(second.header("Log-Position"), first.header("Log-Position"))
             XCTAssertEqual(try client.sql("SELECT count(*) FROM events")[0][0], events)
 
-            XCTAssertError(try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b, message: "Other"),
-                                                 headers: ["Idempotency-Key": "walk-1"]), 422, "idempotency_key_reused")
+            XCTAssertError(
+                try await client.send(
+                    .post,
+                    "/v1/walks",
+                    token: a.token,
+                    json: WalkRoutesTests.walk(to: b, message: "Other"),
+                    headers: ["Idempotency-Key": "walk-1"]
+                ),
+                422,
+                "idempotency_key_reused"
+            )
             // Keys are per user: b's "walk-1" is b's own.
-            let other = try await client.send(.post, "/v1/walks", token: b.token, json: WalkRoutesTests.walk(to: a),
-                                              headers: ["Idempotency-Key": "walk-1"])
+            let other = try await client.send(
+                .post,
+                "/v1/walks",
+                token: b.token,
+                json: WalkRoutesTests.walk(to: a),
+                headers: ["Idempotency-Key": "walk-1"]
+            )
             XCTAssertEqual(other.status, 201, other.text)
             XCTAssertNotEqual(other.json["walk_id"] as? String, first.json["walk_id"] as? String)
 
             // A refusal is the answer too: replayed, not re-decided.
             let c = try await client.signUp("stranger")
-            let refused = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: c), headers: ["Idempotency-Key": "r"])
+            let refused = try await client.send(
+                .post,
+                "/v1/walks",
+                token: a.token,
+                json: WalkRoutesTests.walk(to: c),
+                headers: ["Idempotency-Key": "r"]
+            )
             XCTAssertError(refused, 409, "not_mates")
-            let refusedAgain = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: c), headers: ["Idempotency-Key": "r"])
+            let refusedAgain = try await client.send(
+                .post,
+                "/v1/walks",
+                token: a.token,
+                json: WalkRoutesTests.walk(to: c),
+                headers: ["Idempotency-Key": "r"]
+            )
             XCTAssertEqual(refusedAgain.text, refused.text)
         }
     }
@@ -92,7 +123,8 @@ final class IdempotencyTests: XCTestCase {
     /// writes a row outside the log, so a second run would show as a second row.
     func testStoredAnswerReplaysWithoutRunningTheRouteAgain() async throws {
         try await GatewayFixture("idemroute").run { client in
-            let a = try await client.signUp("once"), b = try await client.signUp("twice")
+            let a = try await client.signUp("once")
+            let b = try await client.signUp("twice")
             try await client.makeMates(a, b)
             let dropTokens = try client.sql("SELECT count(*) FROM drop_tokens")[0][0].flatMap(Int.init)!
             let first = try await client.send(.post, "/v1/me/drop-tokens", token: a.token, headers: ["Idempotency-Key": "d1"])
@@ -102,13 +134,23 @@ final class IdempotencyTests: XCTestCase {
             XCTAssertEqual(try client.sql("SELECT count(*) FROM drop_tokens")[0][0].flatMap(Int.init)!, dropTokens + 1)
 
             // A command's answer: the same bytes and headers, and no event or stored answer more.
-            let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b),
-                                             headers: ["Idempotency-Key": "w1"])
+            let walk = try await client.send(
+                .post,
+                "/v1/walks",
+                token: a.token,
+                json: WalkRoutesTests.walk(to: b),
+                headers: ["Idempotency-Key": "w1"]
+            )
             XCTAssertEqual(walk.status, 201, walk.text)
             let events = try client.sql("SELECT count(*) FROM events")[0][0]
             let stored = try client.sql("SELECT count(*) FROM idempotency_keys")[0][0]
-            let replay = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b),
-                                               headers: ["Idempotency-Key": "w1"])
+            let replay = try await client.send(
+                .post,
+                "/v1/walks",
+                token: a.token,
+                json: WalkRoutesTests.walk(to: b),
+                headers: ["Idempotency-Key": "w1"]
+            )
             XCTAssertEqual(replay.status, 201)
             XCTAssertEqual(replay.body, walk.body)
             XCTAssertEqual(replay.header("Content-Type"), "application/json; charset=utf-8")
@@ -129,13 +171,28 @@ final class IdempotencyTests: XCTestCase {
     /// answer is not stored: the corrected request may use the same key.
     func testUnreadableRequestIsNotStoredUnderItsKey() async throws {
         try await GatewayFixture("idembad").run { client in
-            let a = try await client.signUp("fixer"), b = try await client.signUp("fixed")
+            let a = try await client.signUp("fixer")
+            let b = try await client.signUp("fixed")
             try await client.makeMates(a, b)
-            XCTAssertError(try await client.send(.post, "/v1/walks", token: a.token, json: #"{"to": "\#(b.id)"}"#,
-                                                 headers: ["Idempotency-Key": "fix-1"]), 400, "validation_failed")
+            XCTAssertError(
+                try await client.send(
+                    .post,
+                    "/v1/walks",
+                    token: a.token,
+                    json: #"{"to": "\#(b.id)"}"#,
+                    headers: ["Idempotency-Key": "fix-1"]
+                ),
+                400,
+                "validation_failed"
+            )
             XCTAssertEqual(try client.sql("SELECT count(*) FROM idempotency_keys WHERE scope = $1", [UUID(uuidString: a.id)!])[0][0], "0")
-            let fixed = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b),
-                                              headers: ["Idempotency-Key": "fix-1"])
+            let fixed = try await client.send(
+                .post,
+                "/v1/walks",
+                token: a.token,
+                json: WalkRoutesTests.walk(to: b),
+                headers: ["Idempotency-Key": "fix-1"]
+            )
             XCTAssertEqual(fixed.status, 201, fixed.text)
         }
     }
@@ -161,13 +218,20 @@ final class IdempotencyTests: XCTestCase {
     /// Two requests racing with one key: one command, one answer.
     func testConcurrentRetriesWriteOnce() async throws {
         try await GatewayFixture("race").run { client in
-            let a = try await client.signUp("racer"), b = try await client.signUp("pacer")
+            let a = try await client.signUp("racer")
+            let b = try await client.signUp("pacer")
             try await client.makeMates(a, b)
             let before = try client.sql("SELECT count(*) FROM events")[0][0].flatMap(Int.init)!
             let replies = try await withThrowingTaskGroup(of: GatewayFixture.Reply.self) { group in
                 for _ in 0..<8 {
                     group.addTask {
-                        try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b), headers: ["Idempotency-Key": "same"])
+                        try await client.send(
+                            .post,
+                            "/v1/walks",
+                            token: a.token,
+                            json: WalkRoutesTests.walk(to: b),
+                            headers: ["Idempotency-Key": "same"]
+                        )
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }

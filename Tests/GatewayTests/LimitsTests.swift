@@ -1,6 +1,7 @@
 import Foundation
-@testable import Gateway
 import XCTest
+
+@testable import Gateway
 
 /// Overload answers fast, slow requests time out, expired walks show as expired.
 final class LimitsTests: XCTestCase {
@@ -36,13 +37,21 @@ final class LimitsTests: XCTestCase {
 
     func testSlowRequestsTimeOut() async throws {
         try await GatewayFixture("timeout", background: []) { $0.requestTimeout = .milliseconds(300) }.run { client in
-            let signUp = try await client.send(.post, "/v1/users", json: """
-                {"nickname": "slowpoke", "dog_name": "Bo", "age": 2, "sex": "male", "neutered": false, "size": "small", "keywords": ["shy"]}
-                """)
+            let signUp = try await client.send(
+                .post,
+                "/v1/users",
+                json: """
+                    {"nickname": "slowpoke", "dog_name": "Bo", "age": 2, "sex": "male", "neutered": false, "size": "small", "keywords": ["shy"]}
+                    """
+            )
             let start = ContinuousClock.now
             // The read models never reach it (no projectors): the 3 s wait is cut by the timeout.
-            let reply = try await client.send(.get, "/v1/me", token: signUp.json["token"] as? String,
-                                              headers: ["Min-Log-Position": signUp.header("Log-Position")!])
+            let reply = try await client.send(
+                .get,
+                "/v1/me",
+                token: signUp.json["token"] as? String,
+                headers: ["Min-Log-Position": signUp.header("Log-Position")!]
+            )
             XCTAssertError(reply, 503, "request_timeout")
             XCTAssertLessThan(ContinuousClock.now - start, .seconds(2))
         }
@@ -83,7 +92,8 @@ final class LimitsTests: XCTestCase {
     /// The expiry job writes `walk_expired`; the sender is told, and the walk reads as expired.
     func testWalksExpireAndTheSenderIsNotified() async throws {
         try await GatewayFixture("expiry") { $0.walkTTL = 1 }.run { client in
-            let a = try await client.signUp("early"), b = try await client.signUp("sleepy")
+            let a = try await client.signUp("early")
+            let b = try await client.signUp("sleepy")
             try await client.makeMates(a, b)
             let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b))
             let id = walk.json["walk_id"] as! String

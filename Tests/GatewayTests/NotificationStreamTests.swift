@@ -15,10 +15,15 @@ final class NotificationStreamTests: XCTestCase {
         for block in text.components(separatedBy: "\n\n") where !block.isEmpty {
             var frame = Frame()
             for line in block.split(separator: "\n") {
-                if line.hasPrefix(":") { comments += 1 }
-                else if line.hasPrefix("id: ") { frame.id = String(line.dropFirst(4)) }
-                else if line.hasPrefix("event: ") { frame.event = String(line.dropFirst(7)) }
-                else if line.hasPrefix("data: ") { frame.data = String(line.dropFirst(6)) }
+                if line.hasPrefix(":") {
+                    comments += 1
+                } else if line.hasPrefix("id: ") {
+                    frame.id = String(line.dropFirst(4))
+                } else if line.hasPrefix("event: ") {
+                    frame.event = String(line.dropFirst(7))
+                } else if line.hasPrefix("data: ") {
+                    frame.data = String(line.dropFirst(6))
+                }
             }
             if frame.event != nil { frames.append(frame) }
         }
@@ -31,12 +36,22 @@ final class NotificationStreamTests: XCTestCase {
             $0.heartbeatInterval = .milliseconds(300)
         }
         try await fixture.run { client in
-            let a = try await client.signUp("sender"), b = try await client.signUp("stream")
+            let a = try await client.signUp("sender")
+            let b = try await client.signUp("stream")
             try await client.makeMates(a, b)
             // Let b's inbox hold the mate request before listening, so that only the walk is new.
-            let marker = try await client.send(.put, "/v1/me/device-token", token: b.token, json: #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#)
-            let settled = try await client.send(.get, "/v1/me/notifications", token: b.token,
-                                                headers: ["Min-Log-Position": marker.header("Log-Position")!])
+            let marker = try await client.send(
+                .put,
+                "/v1/me/device-token",
+                token: b.token,
+                json: #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#
+            )
+            let settled = try await client.send(
+                .get,
+                "/v1/me/notifications",
+                token: b.token,
+                headers: ["Min-Log-Position": marker.header("Log-Position")!]
+            )
             XCTAssertEqual(settled.items.count, 1, settled.text)
             // While b listens, a sends a walk: it arrives live.
             async let live = client.send(.get, "/v1/me/notifications/stream", token: b.token)
@@ -55,18 +70,43 @@ final class NotificationStreamTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(comments, 1, "heartbeat comments while idle")
 
             // Resuming from the start replays the whole inbox oldest first; from the walk's id, nothing.
-            let all = Self.frames(try await client.send(.get, "/v1/me/notifications/stream", token: b.token,
-                                                        headers: ["Last-Event-ID": "0.0"]).text).frames
-            XCTAssertEqual(all.compactMap { $0.data }.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .map { $0["category"] as? String }, ["mate_requested", "walk_requested"])
-            let none = Self.frames(try await client.send(.get, "/v1/me/notifications/stream", token: b.token,
-                                                         headers: ["Last-Event-ID": frames.first?.id ?? ""]).text).frames
+            let all = Self.frames(
+                try await client.send(
+                    .get,
+                    "/v1/me/notifications/stream",
+                    token: b.token,
+                    headers: ["Last-Event-ID": "0.0"]
+                ).text
+            ).frames
+            XCTAssertEqual(
+                all.compactMap { $0.data }.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                    .map { $0["category"] as? String },
+                ["mate_requested", "walk_requested"]
+            )
+            let none = Self.frames(
+                try await client.send(
+                    .get,
+                    "/v1/me/notifications/stream",
+                    token: b.token,
+                    headers: ["Last-Event-ID": frames.first?.id ?? ""]
+                ).text
+            ).frames
             XCTAssertEqual(none.count, 0)
-            XCTAssertError(try await client.send(.get, "/v1/me/notifications/stream", token: b.token, headers: ["Last-Event-ID": "x"]),
-                           400, "validation_failed", field: "Last-Event-ID")
+            XCTAssertError(
+                try await client.send(.get, "/v1/me/notifications/stream", token: b.token, headers: ["Last-Event-ID": "x"]),
+                400,
+                "validation_failed",
+                field: "Last-Event-ID"
+            )
             // Another user's stream never carries b's entries.
-            let other = Self.frames(try await client.send(.get, "/v1/me/notifications/stream", token: a.token,
-                                                          headers: ["Last-Event-ID": "0.0"]).text).frames
+            let other = Self.frames(
+                try await client.send(
+                    .get,
+                    "/v1/me/notifications/stream",
+                    token: a.token,
+                    headers: ["Last-Event-ID": "0.0"]
+                ).text
+            ).frames
             XCTAssertFalse(other.contains { $0.data?.contains("walk_requested") ?? false })
         }
     }
@@ -78,7 +118,8 @@ final class NotificationStreamTests: XCTestCase {
             $0.streamLimits = .init(perUser: 2, perProcess: 3)
         }
         try await fixture.run { client in
-            let a = try await client.signUp("capped"), b = try await client.signUp("other")
+            let a = try await client.signUp("capped")
+            let b = try await client.signUp("other")
             async let first = client.send(.get, "/v1/me/notifications/stream", token: a.token)
             async let second = client.send(.get, "/v1/me/notifications/stream", token: a.token)
             try await Task.sleep(for: .milliseconds(400))
@@ -112,9 +153,18 @@ final class NotificationStreamTests: XCTestCase {
                 listeners.append(user)
             }
             // Let the inbox hold the mate entries first, so that only the walks are new.
-            let marker = try await client.send(.put, "/v1/me/device-token", token: sender.token, json: #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#)
-            let settled = try await client.send(.get, "/v1/me/notifications", token: sender.token,
-                                                headers: ["Min-Log-Position": marker.header("Log-Position")!])
+            let marker = try await client.send(
+                .put,
+                "/v1/me/device-token",
+                token: sender.token,
+                json: #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#
+            )
+            let settled = try await client.send(
+                .get,
+                "/v1/me/notifications",
+                token: sender.token,
+                headers: ["Min-Log-Position": marker.header("Log-Position")!]
+            )
             XCTAssertEqual(settled.status, 200)
             let replies = try await withThrowingTaskGroup(of: (String, GatewayFixture.Reply).self) { group in
                 for user in listeners {
@@ -124,7 +174,12 @@ final class NotificationStreamTests: XCTestCase {
                 }
                 try await Task.sleep(for: .milliseconds(500))
                 for user in listeners {
-                    let walk = try await client.send(.post, "/v1/walks", token: sender.token, json: WalkRoutesTests.walk(to: user, message: "for \(user.id)"))
+                    let walk = try await client.send(
+                        .post,
+                        "/v1/walks",
+                        token: sender.token,
+                        json: WalkRoutesTests.walk(to: user, message: "for \(user.id)")
+                    )
                     XCTAssertEqual(walk.status, 201, walk.text)
                 }
                 return try await group.reduce(into: []) { $0.append($1) }

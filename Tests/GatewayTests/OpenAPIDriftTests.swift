@@ -7,9 +7,11 @@ import XCTest
 final class OpenAPIDriftTests: XCTestCase {
     func testRouterAndDocumentAgree() async throws {
         let fixture = try GatewayFixture("drift")
-        let services = GatewayServices(configuration: fixture.configuration,
-                                       pool: .init(connectionString: fixture.configuration.databaseURL),
-                                       log: .init(pool: .init(connectionString: fixture.configuration.databaseURL)))
+        let services = GatewayServices(
+            configuration: fixture.configuration,
+            pool: .init(connectionString: fixture.configuration.databaseURL),
+            log: .init(pool: .init(connectionString: fixture.configuration.databaseURL))
+        )
         // Hummingbird's own route list; its paths print parameters as `{name}`, as OpenAPI does.
         let router = buildRouter(services, handler: .init(log: services.log))
         let served = Set(router.routes.map { OpenAPIDocument.Operation(method: $0.method.rawValue, path: $0.path.description) })

@@ -49,10 +49,22 @@ final class OperationsTests: XCTestCase {
             let health = try await client.send(.get, "/healthz")
             XCTAssertEqual(health.status, 200)
             XCTAssertError(try await client.send(.get, "/readyz"), 503, "unavailable")
-            XCTAssertError(try await client.send(.get, "/v1/me", token: "x".padding(toLength: 43, withPad: "x", startingAt: 0)), 503, "unavailable")
-            XCTAssertError(try await client.send(.post, "/v1/users", json: """
-                {"nickname": "nobody", "dog_name": "Bo", "age": 3, "sex": "male", "neutered": false, "size": "large", "keywords": ["smart"]}
-                """), 503, "unavailable")
+            XCTAssertError(
+                try await client.send(.get, "/v1/me", token: "x".padding(toLength: 43, withPad: "x", startingAt: 0)),
+                503,
+                "unavailable"
+            )
+            XCTAssertError(
+                try await client.send(
+                    .post,
+                    "/v1/users",
+                    json: """
+                        {"nickname": "nobody", "dog_name": "Bo", "age": 3, "sex": "male", "neutered": false, "size": "large", "keywords": ["smart"]}
+                        """
+                ),
+                503,
+                "unavailable"
+            )
         }
     }
 
@@ -91,8 +103,10 @@ final class OperationsTests: XCTestCase {
             let reply = try await client.send(.get, "/v1/admin/projections", token: "admin-secret")
             XCTAssertEqual(reply.status, 200, reply.text)
             let projectors = reply.json["projectors"] as? [[String: Any]] ?? []
-            XCTAssertEqual(Set(projectors.compactMap { $0["name"] as? String }),
-                           ["profiles", "mates", "mate_requests", "walks", "notifications"])
+            XCTAssertEqual(
+                Set(projectors.compactMap { $0["name"] as? String }),
+                ["profiles", "mates", "mate_requests", "walks", "notifications"]
+            )
             XCTAssertNotNil(reply.json["head"] as? String)
         }
     }

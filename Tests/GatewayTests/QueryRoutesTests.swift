@@ -6,7 +6,8 @@ import XCTest
 final class QueryRoutesTests: XCTestCase {
     func testReadYourWritesAcrossEveryQuery() async throws {
         try await GatewayFixture("queries").run { client in
-            let a = try await client.signUp("reader", dog: "Rex"), b = try await client.signUp("writer", dog: "Max")
+            let a = try await client.signUp("reader", dog: "Rex")
+            let b = try await client.signUp("writer", dog: "Max")
             try await client.makeMates(a, b)
             let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b))
             let position = try XCTUnwrap(walk.header("Log-Position"))
@@ -61,18 +62,30 @@ final class QueryRoutesTests: XCTestCase {
             let id = newest["notification_id"] as! String
             let dismissed = try await client.send(.delete, "/v1/me/notifications/\(id)", token: b.token)
             XCTAssertEqual(dismissed.status, 204, dismissed.text)
-            let after = try await client.send(.get, "/v1/me/notifications", token: b.token,
-                                              headers: ["Min-Log-Position": dismissed.header("Log-Position")!])
+            let after = try await client.send(
+                .get,
+                "/v1/me/notifications",
+                token: b.token,
+                headers: ["Min-Log-Position": dismissed.header("Log-Position")!]
+            )
             XCTAssertEqual(after.items.map { $0["category"] as? String }, ["mate_requested"])
             XCTAssertError(try await client.send(.delete, "/v1/me/notifications/\(id)", token: b.token), 404, "not_found")
 
             // The answer is shown accepted once projected.
             let answered = try await client.send(.post, "/v1/walks/\(walkID)/response", token: b.token, json: #"{"answer": "accept"}"#)
-            let accepted = try await client.send(.get, "/v1/me/notifications", token: a.token,
-                                                 headers: ["Min-Log-Position": answered.header("Log-Position")!])
+            let accepted = try await client.send(
+                .get,
+                "/v1/me/notifications",
+                token: a.token,
+                headers: ["Min-Log-Position": answered.header("Log-Position")!]
+            )
             XCTAssertEqual(accepted.items.first?["category"] as? String, "walk_accepted", accepted.text)
-            let acceptedWalk = try await client.send(.get, "/v1/walks/\(walkID)", token: a.token,
-                                                     headers: ["Min-Log-Position": answered.header("Log-Position")!])
+            let acceptedWalk = try await client.send(
+                .get,
+                "/v1/walks/\(walkID)",
+                token: a.token,
+                headers: ["Min-Log-Position": answered.header("Log-Position")!]
+            )
             XCTAssertEqual(acceptedWalk.json["status"] as? String, "accepted")
         }
     }
@@ -80,9 +93,13 @@ final class QueryRoutesTests: XCTestCase {
     /// Without projectors running, a real position is never reached: 503 after the wait.
     func testNotCaughtUpAfterTheWait() async throws {
         try await GatewayFixture("caughtup", background: []) { $0.readYourWritesTimeout = .milliseconds(300) }.run { client in
-            let signUp = try await client.send(.post, "/v1/users", json: """
-                {"nickname": "waiter", "dog_name": "Bo", "age": 2, "sex": "male", "neutered": false, "size": "small", "keywords": ["shy"]}
-                """)
+            let signUp = try await client.send(
+                .post,
+                "/v1/users",
+                json: """
+                    {"nickname": "waiter", "dog_name": "Bo", "age": 2, "sex": "male", "neutered": false, "size": "small", "keywords": ["shy"]}
+                    """
+            )
             let token = signUp.json["token"] as! String
             let start = ContinuousClock.now
             let reply = try await client.send(.get, "/v1/me", token: token, headers: ["Min-Log-Position": signUp.header("Log-Position")!])
@@ -90,19 +107,29 @@ final class QueryRoutesTests: XCTestCase {
             XCTAssertEqual(reply.header("Retry-After"), "1")
             XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(250))
             // A position no command gave out is refused at once rather than waited for.
-            XCTAssertError(try await client.send(.get, "/v1/me", token: token, headers: ["Min-Log-Position": "999999999.999999999"]),
-                           400, "validation_failed", field: "Min-Log-Position")
+            XCTAssertError(
+                try await client.send(.get, "/v1/me", token: token, headers: ["Min-Log-Position": "999999999.999999999"]),
+                400,
+                "validation_failed",
+                field: "Min-Log-Position"
+            )
         }
     }
 
     func testPagesAreNewestFirstAndComplete() async throws {
         try await GatewayFixture("pages").run { client in
-            let a = try await client.signUp("pager"), b = try await client.signUp("paged")
+            let a = try await client.signUp("pager")
+            let b = try await client.signUp("paged")
             try await client.makeMates(a, b)
             var sent: [String] = []
             var position = ""
             for index in 0..<7 {
-                let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b, message: "walk \(index)"))
+                let walk = try await client.send(
+                    .post,
+                    "/v1/walks",
+                    token: a.token,
+                    json: WalkRoutesTests.walk(to: b, message: "walk \(index)")
+                )
                 sent.append(walk.json["walk_id"] as! String)
                 position = walk.header("Log-Position")!
             }
@@ -123,7 +150,11 @@ final class QueryRoutesTests: XCTestCase {
             let defaultPage = try await client.send(.get, "/v1/me/notifications", token: b.token, headers: ["Min-Log-Position": position])
             XCTAssertEqual(defaultPage.items.count, 8)
             let small = try await client.send(.get, "/v1/me/notifications?limit=5", token: b.token)
-            let rest = try await client.send(.get, "/v1/me/notifications?limit=5&cursor=\(small.json["next_cursor"] as! String)", token: b.token)
+            let rest = try await client.send(
+                .get,
+                "/v1/me/notifications?limit=5&cursor=\(small.json["next_cursor"] as! String)",
+                token: b.token
+            )
             XCTAssertEqual(small.items.count + rest.items.count, 8)
             XCTAssertTrue(rest.json["next_cursor"] is NSNull)
             XCTAssertEqual(Set((small.items + rest.items).compactMap { $0["notification_id"] as? String }).count, 8)

@@ -53,7 +53,8 @@ final class RateLimitTests: XCTestCase {
         }
         try await fixture.run { client in
             // A list that answers 200 however far the projectors are (GET /v1/me would race them).
-            let a = try await client.signUp("busy"), b = try await client.signUp("calm")
+            let a = try await client.signUp("busy")
+            let b = try await client.signUp("calm")
             for _ in 0..<4 {
                 let reply = try await client.send(.get, "/v1/me/mates", token: a.token)
                 XCTAssertEqual(reply.status, 200)

@@ -2,8 +2,8 @@ import Foundation
 import Gateway
 import HTTPTypes
 import Hummingbird
-import Logging
 import HummingbirdTesting
+import Logging
 import Postgres
 import PostgresTesting
 import XCTest
@@ -31,13 +31,21 @@ struct GatewayFixture {
 
     /// Runs `body` against the app through HummingbirdTesting's router client; `logger` sees
     /// what the server logs (warnings and errors only by default).
-    func run(_ setup: TestingSetup = .router, logger: Logger? = nil,
-             _ body: @escaping @Sendable (Client) async throws -> Void) async throws {
-        let app = try buildApplication(configuration, background: background, logger: logger ?? {
-            var logger = Logger(label: "test")
-            logger.logLevel = .warning
-            return logger
-        }())
+    func run(
+        _ setup: TestingSetup = .router,
+        logger: Logger? = nil,
+        _ body: @escaping @Sendable (Client) async throws -> Void
+    ) async throws {
+        let app = try buildApplication(
+            configuration,
+            background: background,
+            logger: logger
+                ?? {
+                    var logger = Logger(label: "test")
+                    logger.logLevel = .warning
+                    return logger
+                }()
+        )
         try await app.test(setup) { client in
             try await body(Client(raw: client, ownerURL: ownerURL, runtimeURL: configuration.databaseURL))
         }
@@ -51,21 +59,35 @@ struct GatewayFixture {
         let runtimeURL: String
 
         @discardableResult
-        func send(_ method: HTTPRequest.Method, _ uri: String, token: String? = nil, json: String? = nil,
-                  headers extra: [String: String] = [:]) async throws -> Reply {
+        func send(
+            _ method: HTTPRequest.Method,
+            _ uri: String,
+            token: String? = nil,
+            json: String? = nil,
+            headers extra: [String: String] = [:]
+        ) async throws -> Reply {
             var headers = HTTPFields()
             if let token { headers[.authorization] = "Bearer \(token)" }
             if json != nil { headers[.contentType] = "application/json" }
             for (name, value) in extra { headers[HTTPField.Name(name)!] = value }
-            let response = try await raw.executeRequest(uri: uri, method: method, headers: headers,
-                                                        body: json.map { ByteBuffer(string: $0) })
+            let response = try await raw.executeRequest(
+                uri: uri,
+                method: method,
+                headers: headers,
+                body: json.map { ByteBuffer(string: $0) }
+            )
             return Reply(status: response.status.code, headers: response.headers, body: Data(response.body.readableBytesView))
         }
 
         /// Sends raw body bytes as JSON (for bodies a string literal cannot hold, such as invalid UTF-8).
         @discardableResult
-        func send(_ method: HTTPRequest.Method, _ uri: String, token: String? = nil, body: Data,
-                  headers extra: [String: String] = [:]) async throws -> Reply {
+        func send(
+            _ method: HTTPRequest.Method,
+            _ uri: String,
+            token: String? = nil,
+            body: Data,
+            headers extra: [String: String] = [:]
+        ) async throws -> Reply {
             var headers = HTTPFields()
             if let token { headers[.authorization] = "Bearer \(token)" }
             headers[.contentType] = "application/json"
@@ -76,10 +98,14 @@ struct GatewayFixture {
 
         /// Signs up a user with a valid profile; returns (user id, token).
         func signUp(_ nickname: String, dog: String = "Bori") async throws -> User {
-            let reply = try await send(.post, "/v1/users", json: """
-                {"nickname": "\(nickname)", "dog_name": "\(dog)", "age": 3, "sex": "female", "neutered": true,
-                 "size": "small", "keywords": ["smart", "shy"], "profile_image": null}
-                """)
+            let reply = try await send(
+                .post,
+                "/v1/users",
+                json: """
+                    {"nickname": "\(nickname)", "dog_name": "\(dog)", "age": 3, "sex": "female", "neutered": true,
+                     "size": "small", "keywords": ["smart", "shy"], "profile_image": null}
+                    """
+            )
             XCTAssertEqual(reply.status, 201, reply.text)
             return User(id: reply.json["user_id"] as! String, token: reply.json["token"] as! String)
         }
@@ -89,8 +115,12 @@ struct GatewayFixture {
         func makeMates(_ a: User, _ b: User) async throws -> String {
             let drop = try await send(.post, "/v1/me/drop-tokens", token: b.token)
             XCTAssertEqual(drop.status, 201, drop.text)
-            let request = try await send(.post, "/v1/mate-requests", token: a.token,
-                                         json: #"{"to": "\#(b.id)", "drop_token": "\#(drop.json["drop_token"] as! String)"}"#)
+            let request = try await send(
+                .post,
+                "/v1/mate-requests",
+                token: a.token,
+                json: #"{"to": "\#(b.id)", "drop_token": "\#(drop.json["drop_token"] as! String)"}"#
+            )
             XCTAssertEqual(request.status, 201, request.text)
             let id = request.json["request_id"] as! String
             let accept = try await send(.post, "/v1/mate-requests/\(id)/accept", token: b.token)
@@ -128,8 +158,14 @@ struct GatewayFixture {
 }
 
 /// Asserts an error answer: status, stable code and JSON shape.
-func XCTAssertError(_ reply: GatewayFixture.Reply, _ status: Int, _ code: String, field: String? = nil,
-                    file: StaticString = #filePath, line: UInt = #line) {
+func XCTAssertError(
+    _ reply: GatewayFixture.Reply,
+    _ status: Int,
+    _ code: String,
+    field: String? = nil,
+    file: StaticString = #filePath,
+    line: UInt = #line
+) {
     XCTAssertEqual(reply.status, status, reply.text, file: file, line: line)
     XCTAssertEqual(reply.code, code, reply.text, file: file, line: line)
     XCTAssertNotNil((reply.json["error"] as? [String: Any])?["message"] as? String, reply.text, file: file, line: line)

@@ -4,10 +4,14 @@ import XCTest
 final class UserRoutesTests: XCTestCase {
     func testSignUpUpdateDeviceTokenAndDropToken() async throws {
         try await GatewayFixture("users").run { client in
-            let signUp = try await client.send(.post, "/v1/users", json: """
-                {"nickname": "Mia", "dog_name": "Bori", "age": 3, "sex": "female", "neutered": true,
-                 "size": "small", "keywords": ["smart", "shy"]}
-                """)
+            let signUp = try await client.send(
+                .post,
+                "/v1/users",
+                json: """
+                    {"nickname": "Mia", "dog_name": "Bori", "age": 3, "sex": "female", "neutered": true,
+                     "size": "small", "keywords": ["smart", "shy"]}
+                    """
+            )
             XCTAssertEqual(signUp.status, 201, signUp.text)
             XCTAssertNotNil(signUp.header("Log-Position"))
             let token = try XCTUnwrap(signUp.json["token"] as? String)
@@ -25,11 +29,24 @@ final class UserRoutesTests: XCTestCase {
             XCTAssertNotEqual(stored[0][0], token)
             XCTAssertEqual(stored[0][0]?.count, 64)
 
-            XCTAssertError(try await client.send(.post, "/v1/users", json: """
-                {"nickname": "MIA", "dog_name": "Other", "age": 1, "sex": "male", "neutered": false, "size": "large", "keywords": ["energetic"]}
-                """), 409, "nickname_taken")
+            XCTAssertError(
+                try await client.send(
+                    .post,
+                    "/v1/users",
+                    json: """
+                        {"nickname": "MIA", "dog_name": "Other", "age": 1, "sex": "male", "neutered": false, "size": "large", "keywords": ["energetic"]}
+                        """
+                ),
+                409,
+                "nickname_taken"
+            )
 
-            let patch = try await client.send(.patch, "/v1/me", token: token, json: #"{"dog_name": "Choco", "profile_image": "choco.png", "age": 4}"#)
+            let patch = try await client.send(
+                .patch,
+                "/v1/me",
+                token: token,
+                json: #"{"dog_name": "Choco", "profile_image": "choco.png", "age": 4}"#
+            )
             XCTAssertEqual(patch.status, 200, patch.text)
             XCTAssertEqual(patch.json["dog_name"] as? String, "Choco")
             XCTAssertEqual(patch.json["profile_image"] as? String, "choco.png")
@@ -37,21 +54,56 @@ final class UserRoutesTests: XCTestCase {
             XCTAssertNotNil(patch.header("Log-Position"))
             let removeImage = try await client.send(.patch, "/v1/me", token: token, json: #"{"profile_image": null}"#)
             XCTAssertTrue(removeImage.json["profile_image"] is NSNull, removeImage.text)
-            XCTAssertError(try await client.send(.patch, "/v1/me", token: token, json: #"{"age": 120}"#), 400, "validation_failed", field: "age")
-            XCTAssertError(try await client.send(.patch, "/v1/me", token: token, json: #"{"sex": "male"}"#), 400, "validation_failed", field: "sex")
+            XCTAssertError(
+                try await client.send(.patch, "/v1/me", token: token, json: #"{"age": 120}"#),
+                400,
+                "validation_failed",
+                field: "age"
+            )
+            XCTAssertError(
+                try await client.send(.patch, "/v1/me", token: token, json: #"{"sex": "male"}"#),
+                400,
+                "validation_failed",
+                field: "sex"
+            )
 
-            let device = try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "\#(String(repeating: "abcdef0123", count: 7))", "locale": "en"}"#)
+            let device = try await client.send(
+                .put,
+                "/v1/me/device-token",
+                token: token,
+                json: #"{"device_token": "\#(String(repeating: "abcdef0123", count: 7))", "locale": "en"}"#
+            )
             XCTAssertEqual(device.status, 204, device.text)
             XCTAssertNotNil(device.header("Log-Position"))
-            XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "not hex!"}"#),
-                           400, "validation_failed", field: "device_token")
-            XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "abcdef0123"}"#),
-                           400, "validation_failed", field: "device_token")
-            XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: token,
-                                                 json: #"{"device_token": "\#(String(repeating: "ab", count: 32))", "locale": "fr"}"#),
-                           400, "validation_failed", field: "locale")
-            XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: token, json: #"{}"#),
-                           400, "validation_failed", field: "device_token")
+            XCTAssertError(
+                try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "not hex!"}"#),
+                400,
+                "validation_failed",
+                field: "device_token"
+            )
+            XCTAssertError(
+                try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "abcdef0123"}"#),
+                400,
+                "validation_failed",
+                field: "device_token"
+            )
+            XCTAssertError(
+                try await client.send(
+                    .put,
+                    "/v1/me/device-token",
+                    token: token,
+                    json: #"{"device_token": "\#(String(repeating: "ab", count: 32))", "locale": "fr"}"#
+                ),
+                400,
+                "validation_failed",
+                field: "locale"
+            )
+            XCTAssertError(
+                try await client.send(.put, "/v1/me/device-token", token: token, json: #"{}"#),
+                400,
+                "validation_failed",
+                field: "device_token"
+            )
 
             let drop = try await client.send(.post, "/v1/me/drop-tokens", token: token)
             XCTAssertEqual(drop.status, 201, drop.text)

@@ -20,7 +20,8 @@ final class CommandsIntegrationTests: XCTestCase {
         let runner = ProjectionRunner(log: log, connectionString: logins.runtime)
         runner.start()
 
-        let alice = UUID(), bob = UUID()
+        let alice = UUID()
+        let bob = UUID()
         let profile = { (nickname: String) in
             DogProfile(nickname: nickname, dogName: "Dog " + nickname, age: 3, sex: .male, neutered: true, size: .small, keywords: [.smart])
         }
@@ -28,7 +29,11 @@ final class CommandsIntegrationTests: XCTestCase {
         _ = try await handler.handle(.registerUser(userID: bob, profile: profile("bob")), metadata: CommandMetadata(actor: bob))
         let token = try await handler.issueDropToken(for: bob)
         let requested = try await handler.requestMate(from: alice, to: bob, dropToken: token.token, metadata: CommandMetadata(actor: alice))
-        let seen = try await runner.waitUntil(position: requested.position!, projectors: ["notifications", "mate_requests"], timeout: .seconds(10))
+        let seen = try await runner.waitUntil(
+            position: requested.position!,
+            projectors: ["notifications", "mate_requests"],
+            timeout: .seconds(10)
+        )
         XCTAssertTrue(seen)
 
         let inbox = try await pool.withConnection { c in
@@ -41,12 +46,16 @@ final class CommandsIntegrationTests: XCTestCase {
         XCTAssertEqual(inbox.first?.3, "Dog alice")
         let notificationID = try XCTUnwrap(inbox.first?.0)
 
-        let dismissed = try await handler.handle(.dismissNotification(userID: bob, notificationID: notificationID),
-                                                 metadata: CommandMetadata(actor: bob))
+        let dismissed = try await handler.handle(
+            .dismissNotification(userID: bob, notificationID: notificationID),
+            metadata: CommandMetadata(actor: bob)
+        )
         let gone = try await runner.waitUntil(position: dismissed.position!, projectors: ["notifications"], timeout: .seconds(10))
         XCTAssertTrue(gone)
-        let again = try await handler.handle(.dismissNotification(userID: bob, notificationID: notificationID),
-                                             metadata: CommandMetadata(actor: bob))
+        let again = try await handler.handle(
+            .dismissNotification(userID: bob, notificationID: notificationID),
+            metadata: CommandMetadata(actor: bob)
+        )
         XCTAssertNil(again.position, "dismissing twice writes nothing")
         let remaining = try await pool.withConnection { try $0.execute("SELECT count(*) FROM notifications").first!.int(0) }
         XCTAssertEqual(remaining, 0)
@@ -55,8 +64,10 @@ final class CommandsIntegrationTests: XCTestCase {
         let outcome = try await RebuildJob(connectionString: logins.owner).run(onThread: { false }, progress: { _ in })
         guard case .swapped = outcome else { return XCTFail("\(outcome)") }
         let afterRebuild = try await pool.withConnection {
-            (try $0.execute("SELECT count(*) FROM notifications").first!.int(0),
-             try $0.execute("SELECT count(*) FROM mate_requests WHERE status = 'pending'").first!.int(0))
+            (
+                try $0.execute("SELECT count(*) FROM notifications").first!.int(0),
+                try $0.execute("SELECT count(*) FROM mate_requests WHERE status = 'pending'").first!.int(0)
+            )
         }
         XCTAssertEqual(afterRebuild.0, 0, "the dismissal is in the log, so the rebuilt inbox stays without it")
         XCTAssertEqual(afterRebuild.1, 1)

@@ -43,16 +43,39 @@ final class QueriesTests: XCTestCase {
                 }
                 for r in requests {
                     XCTAssertEqual(r.from, own)
-                    rows.mateRequests.append(ReadModelRows.request(r.requestID, r.from.userID, r.to.userID, r.status, r.createdAt, r.updatedAt))
+                    rows.mateRequests.append(
+                        ReadModelRows.request(r.requestID, r.from.userID, r.to.userID, r.status, r.createdAt, r.updatedAt)
+                    )
                 }
                 let walks = try Self.pages {
-                    try WalksQueries.walks(of: user, direction: "outgoing", status: nil, after: $0, limit: Self.pageSize, now: Date(), on: c)
+                    try WalksQueries.walks(
+                        of: user,
+                        direction: "outgoing",
+                        status: nil,
+                        after: $0,
+                        limit: Self.pageSize,
+                        now: Date(),
+                        on: c
+                    )
                 }
                 for w in walks {
                     XCTAssertEqual(w.from, own)
                     XCTAssertEqual(try WalksQueries.walk(w.walkID, seenBy: w.to.userID, on: c)?.key, w.key)
-                    rows.walks.append(ReadModelRows.walk(w.walkID, w.from.userID, w.to.userID, w.message, w.latitude, w.longitude,
-                                                         w.placeName, w.status, w.createdAt, w.expiresAt, w.answeredAt))
+                    rows.walks.append(
+                        ReadModelRows.walk(
+                            w.walkID,
+                            w.from.userID,
+                            w.to.userID,
+                            w.message,
+                            w.latitude,
+                            w.longitude,
+                            w.placeName,
+                            w.status,
+                            w.createdAt,
+                            w.expiresAt,
+                            w.answeredAt
+                        )
+                    )
                 }
                 // The inbox, newest first in pages of 4, then the same entries oldest first.
                 var inbox: [NotificationRow] = []
@@ -98,8 +121,18 @@ final class QueriesTests: XCTestCase {
     }
 
     static func line(_ p: ProfileRow) -> String {
-        ReadModelRows.profile(p.userID, p.profile.nickname, p.profile.dogName, p.profile.age, p.profile.sex.rawValue, p.profile.neutered,
-                              p.profile.size.rawValue, p.profile.keywords.map(\.rawValue), p.profile.profileImage, p.createdAt)
+        ReadModelRows.profile(
+            p.userID,
+            p.profile.nickname,
+            p.profile.dogName,
+            p.profile.age,
+            p.profile.sex.rawValue,
+            p.profile.neutered,
+            p.profile.size.rawValue,
+            p.profile.keywords.map(\.rawValue),
+            p.profile.profileImage,
+            p.createdAt
+        )
     }
 }
 

@@ -26,7 +26,8 @@ final class RebuildTests: XCTestCase {
         let oidBefore = try await h.query { try $0.execute("SELECT 'walks'::regclass::oid::bigint").first!.int64(0) }
 
         let done = Flag()
-        let queries = Counter(), failures = Failures()
+        let queries = Counter()
+        let failures = Failures()
         // Readers, as the gateway would query, all through the rebuild and its swap.
         let readers = (0..<2).map { _ in
             Task {
@@ -80,7 +81,9 @@ final class RebuildTests: XCTestCase {
         // Cancel ("Ctrl-C") after the second batch.
         let batches = Counter()
         let first = try await RebuildJob(connectionString: h.ownerConnectionString, batchSize: 300).run(
-            onThread: { batches.count >= 2 }, progress: { if $0.phase == .catchingUp { batches.increment() } })
+            onThread: { batches.count >= 2 },
+            progress: { if $0.phase == .catchingUp { batches.increment() } }
+        )
         guard case .cancelled(let stoppedAt, let firstEvents) = first else { return XCTFail("not cancelled: \(first)") }
         XCTAssertEqual(firstEvents, 600)
         let afterCancel = try await h.query { try ReadModelChecksum.compute(on: $0) }
@@ -88,7 +91,10 @@ final class RebuildTests: XCTestCase {
         let kept = try await h.query { try Checkpoints.read("walks__rebuild", on: $0) }
         XCTAssertEqual(kept, stoppedAt, "the fresh tables keep their checkpoint")
 
-        let second = try await RebuildJob(connectionString: h.ownerConnectionString, batchSize: 300).run(onThread: { false }, progress: { _ in })
+        let second = try await RebuildJob(connectionString: h.ownerConnectionString, batchSize: 300).run(
+            onThread: { false },
+            progress: { _ in }
+        )
         guard case .swapped(let at, let secondEvents) = second else { return XCTFail("not swapped: \(second)") }
         XCTAssertEqual(at, h.lastPosition)
         XCTAssertEqual(firstEvents + secondEvents, h.appendedEvents, "the rerun read only what the first run had not")

@@ -37,7 +37,8 @@ final class ReplayTests: XCTestCase {
         }.value
         XCTAssertEqual(imported, count)
         // Ids, streams, versions, data and metadata came over unchanged.
-        let compare = "SELECT string_agg(event_id::text || stream_id || stream_version || event_type || data::text || metadata::text || recorded_at::text, ',' ORDER BY event_id) FROM events"
+        let compare =
+            "SELECT string_agg(event_id::text || stream_id || stream_version || event_type || data::text || metadata::text || recorded_at::text, ',' ORDER BY event_id) FROM events"
         let sourceEvents = try await h.query { try $0.execute(compare).first!.string(0) }
         let targetEvents = try await Task.detached { try Connection(connectionString: target).execute(compare).first!.string(0) }.value
         XCTAssertEqual(targetEvents, sourceEvents)

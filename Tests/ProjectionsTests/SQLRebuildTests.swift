@@ -3,8 +3,9 @@ import EventLog
 import Foundation
 import Postgres
 import PostgresTesting
-@testable import Projections
 import XCTest
+
+@testable import Projections
 
 /// The bench's reference: the in-SQL rebuild must build the very rows the projectors build,
 /// or the ratio would compare different work.
@@ -22,8 +23,10 @@ final class SQLRebuildTests: XCTestCase {
         let (projected, inSQL) = try await Task.detached {
             let connection = try Connection(connectionString: connectionString)
             try SQLRebuild.run(into: TableSet(suffix: "__sql"), on: connection)
-            return (try ReadModelChecksum.compute(on: connection),
-                    try ReadModelChecksum.compute(tables: TableSet(suffix: "__sql"), on: connection))
+            return (
+                try ReadModelChecksum.compute(on: connection),
+                try ReadModelChecksum.compute(tables: TableSet(suffix: "__sql"), on: connection)
+            )
         }.value
         XCTAssertEqual(inSQL, projected)
         XCTAssertTrue(projected.values.allSatisfy { !$0.hasPrefix("0:") }, "\(projected)")
