@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 #if canImport(Glibc)
 import Glibc
@@ -90,39 +91,14 @@ public struct PGBench: Sendable {
     }
 
     /// Runs `arguments` (program first) with stdout and stderr to the file `output`; returns the
-    /// exit status (128 + signal when killed). Blocks.
-    ///
-    /// posix_spawn rather than Foundation's `Process`: the child must start with no signal
-    /// blocked and default handlers. pgbench ends a `-T` run on SIGALRM, and a child inherits
-    /// the spawning thread's mask, in which Swift's threads block it: pgbench then never stops.
+    /// exit status. Blocks. (`ChildProcess` starts pgbench with no signal blocked: it ends a `-T`
+    /// run on SIGALRM.)
     static func spawnAndWait(_ arguments: [String], output: String) throws(Failure) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        var all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let cArguments = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in cArguments { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, cArguments, environ)
-        guard spawned == 0 else {
-            throw .failed(exitStatus: -1, output: "cannot start \(arguments[0]): \(String(cString: strerror(spawned)))")
+        do {
+            return try ChildProcess.run(arguments, output: output)
+        } catch {
+            throw .failed(exitStatus: -1, output: error.message)
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        // WIFEXITED: the exit status; else the signal that ended it.
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
     /// The rate from pgbench's report: `tps = 15812.345678 (without initial connection time)`.

@@ -362,35 +362,24 @@ public final class EmbeddedPostgres: Sendable {
 
     /// Runs a server binary, as the unprivileged user when we are root; returns its output.
     ///
-    /// posix_spawn and waitpid directly: Foundation's Process can miss the exit of a child whose
-    /// own child (the postmaster) lives on.
+    /// Through `ChildProcess`: Foundation's Process can miss the exit of a child whose own child
+    /// (the postmaster) lives on.
     @discardableResult
     private func run(_ executable: String, _ arguments: [String]) throws -> String {
         // As root: run as the cluster user, from / (it may not be able to enter our directory).
         let argv: [String] =
             runAs.map { ["/usr/sbin/runuser", "-u", $0.name, "--", "/usr/bin/env", "-C", "/", executable] + arguments }
             ?? [executable] + arguments
-        // Output goes to a file, not a pipe: the postmaster inherits descriptors and never closes them.
         let outputPath = NSTemporaryDirectory() + "sniffmeet-cmd-\(UUID().uuidString).out"
         defer { unlink(outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { for pointer in cArguments { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-        guard spawned == 0 else {
-            throw Failure.commandFailed(command: argv.joined(separator: " "), output: String(cString: strerror(spawned)))
+        let status: Int32
+        do {
+            status = try ChildProcess.run(argv, output: outputPath)
+        } catch {
+            throw Failure.commandFailed(command: argv.joined(separator: " "), output: error.message)
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        // WIFEXITED && WEXITSTATUS == 0
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+        guard status == 0 else {
             throw Failure.commandFailed(command: argv.joined(separator: " "), output: text)
         }
         return text
