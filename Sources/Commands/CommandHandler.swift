@@ -164,9 +164,7 @@ public struct CommandHandler: Sendable {
                 result = try await log.append(
                     AppendRequest(
                         commandID: metadata.commandID,
-                        expectations: Dictionary(
-                            uniqueKeysWithValues: loaded.versions.map { ($0.key.rawValue, ExpectedVersion.version($0.value)) }
-                        ),
+                        expectations: Self.expectations(loaded.versions),
                         events: newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions),
                         reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) })
                     )
@@ -238,6 +236,11 @@ public struct CommandHandler: Sendable {
         }
     }
 
+    /// Every stream the decision was based on, at the version it was read: the append's conditions.
+    static func expectations(_ versions: [StreamName: Int64]) -> [String: ExpectedVersion] {
+        Dictionary(uniqueKeysWithValues: versions.map { ($0.key.rawValue, ExpectedVersion.version($0.value)) })
+    }
+
     /// The decision's events as the log stores them.
     func newEvents(_ decision: Decision, command: Command, metadata: CommandMetadata, readVersions: [StreamName: Int64]) -> [NewEvent] {
         let versions = Dictionary(uniqueKeysWithValues: readVersions.map { ($0.key.rawValue, $0.value) })
@@ -279,11 +282,7 @@ public struct CommandHandler: Sendable {
                         if decision.consumesDropToken, let tokenHash { try DropTokens.spend(hash: tokenHash, on: connection) }
                         var appended: AppendResult?
                         if !decision.isEmpty {
-                            let expectations = Dictionary(
-                                uniqueKeysWithValues: loaded.versions.map {
-                                    ($0.key.rawValue, ExpectedVersion.version($0.value))
-                                }
-                            )
+                            let expectations = Self.expectations(loaded.versions)
                             appended = try EventLog.append(
                                 on: connection,
                                 commandID: metadata.commandID,
