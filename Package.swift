@@ -27,10 +27,12 @@ let package = Package(
         ),
         // Civil-date arithmetic shared by Domain and Postgres, which must not depend on each other.
         .target(name: "CivilTime"),
+        // The lowercase text of a UUID, shared by Domain and Postgres for the same reason.
+        .target(name: "UUIDText"),
         .target(
             name: "Postgres",
             dependencies: [
-                "CLibPQ", "CivilTime",
+                "CLibPQ", "CivilTime", "UUIDText",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -43,7 +45,7 @@ let package = Package(
             ]
         ),
         // The rules of the app: plain values and functions, no I/O.
-        .target(name: "Domain", dependencies: ["CivilTime"]),
+        .target(name: "Domain", dependencies: ["CivilTime", "UUIDText"]),
         // Read models kept by checkpointed projectors; rebuild, verify and replay.
         .target(
             name: "Projections",
@@ -56,7 +58,7 @@ let package = Package(
         .target(
             name: "Commands",
             dependencies: [
-                "Domain", "EventLog", "Postgres",
+                "Domain", "EventLog", "Postgres", "UUIDText",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -65,7 +67,7 @@ let package = Package(
         // bulk-loaded logs, the in-SQL rebuild, pgbench references, throughput loops.
         .target(
             name: "Benchmarks",
-            dependencies: ["Postgres", "EventLog", "Domain", "Projections"]
+            dependencies: ["Postgres", "EventLog", "Domain", "Projections", "UUIDText"]
         ),
         .executableTarget(
             name: "sniffmeet",
@@ -75,7 +77,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "DomainTests", dependencies: ["Domain"]),
+        .testTarget(name: "DomainTests", dependencies: ["Domain", "UUIDText"]),
         // Private PostgreSQL clusters and fresh databases for the tests.
         .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
@@ -88,7 +90,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

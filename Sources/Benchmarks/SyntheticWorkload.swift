@@ -1,6 +1,7 @@
 import Domain
 import EventLog
 import Foundation
+import UUIDText
 
 /// A reproducible random stream of SniffMeet commands, decided by the domain's own deciders
 /// against an in-memory copy of the log, for tests and benchmarks. It keeps every stream's

@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import Logging
 import Postgres
+import UUIDText
 
 /// Turns a command into appended events, safely under concurrency.
 ///
@@ -90,9 +91,9 @@ public struct CommandHandler: Sendable {
                 SELECT data->>'from', data->>'to' FROM events
                 WHERE event_type = 'mate_requested' AND data->>'request_id' = $1 LIMIT 1
                 """,
-                [requestID.uuidString.lowercased()]
+                [requestID.lowercasedString]
             )
-            guard let row = result.first, let from = UUID(uuidString: try row.string(0)), let to = UUID(uuidString: try row.string(1))
+            guard let row = result.first, let from = UUID(text: try row.string(0)), let to = UUID(text: try row.string(1))
             else { return nil }
             return MatePair(from, to)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import UUIDText
 
 /// Who asked for a command and why; stored in every event's metadata.
 public struct CommandMetadata: Sendable, Hashable {

@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import Logging
 import Postgres
+import UUIDText
 
 /// Writes `walk_expired` for pending walks past their deadline.
 ///
@@ -58,6 +59,6 @@ public struct WalkExpiryJob: Sendable {
 
     /// The same id for every attempt to expire one walk.
     static func commandID(expiring walkID: UUID) -> UUID {
-        EventLog.derivedUUID(Array("expire-walk:\(walkID.uuidString.lowercased())".utf8))
+        EventLog.derivedUUID(Array("expire-walk:\(walkID.lowercasedString)".utf8))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// Why stored event JSON could not be turned into an `Event`.
 public enum EventDecodingError: Error, Equatable, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 // Payloads of the `mates-<lo>-<hi>` stream. `from` is always the requester and `to` the
 // addressee of the request, whoever acted, so projectors never need earlier events.

@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// Two distinct-or-not users in a canonical order, so that (a, b) and (b, a) are the same pair.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// Payload of `nickname_reserved` and `nickname_released` on the `nickname-<lowercased>` stream.
 public struct NicknameClaim: Sendable, Equatable, Codable {

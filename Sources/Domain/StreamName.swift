@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// The name of one event stream (one aggregate) in the log.
 ///
@@ -75,9 +76,4 @@ public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }
-}
-
-extension UUID {
-    /// The canonical rendering used everywhere in SniffMeet (streams, JSON, API).
-    public var lowercasedString: String { uuidString.lowercased() }
 }

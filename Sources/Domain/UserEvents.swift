@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 // Payloads of the `user-<uuid>` stream. Each carries the whole profile, so the profiles
 // read model is built from events alone, without looking back at earlier events.

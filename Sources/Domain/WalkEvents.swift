@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 // Payloads of the `walk-<uuid>` stream. `from` is always the sender and `to` the addressee.
 

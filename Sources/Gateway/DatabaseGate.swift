@@ -24,6 +24,11 @@ public final class DatabaseGate: Sendable {
         try await admitted { try await pool.withConnection(body) }
     }
 
+    /// Runs a read-only `query` (pipelined with others under load) if the gate admits it.
+    public func run<Value: Sendable>(_ query: Query<Value>, on pool: ConnectionPool) async throws -> Value {
+        try await admitted { try await pool.run(query) }
+    }
+
     /// Runs `body` (which waits for the database some other way) if the gate admits it.
     public func admitted<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         let now = inFlight.wrappingAdd(1, ordering: .acquiring).newValue

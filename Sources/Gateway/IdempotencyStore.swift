@@ -2,6 +2,7 @@
 import EventLog
 import Foundation
 import Postgres
+import UUIDText
 
 /// The first answer to each (caller, `Idempotency-Key`), so that a retried POST gets it again,
 /// for 24 hours.
@@ -50,7 +51,7 @@ public struct IdempotencyStore: Sendable {
     /// The command id for (scope, key): stable across retries, different for every caller.
     /// Logs hold events whose ids derive from these, so the input text never changes.
     public static func commandID(scope: UUID, key: String) -> UUID {
-        EventLog.derivedUUID(Array("sniffmeet-idempotency:\(scope.uuidString.lowercased()):\(key)".utf8))
+        EventLog.derivedUUID(Array("sniffmeet-idempotency:\(scope.lowercasedString):\(key)".utf8))
     }
 
     /// Fingerprint of a request: method, path and body bytes.
@@ -65,7 +66,7 @@ public struct IdempotencyStore: Sendable {
     /// against guessed keys without the server secret.
     func keyHash(scope: UUID, key: String) -> Data {
         var mac = HMAC<SHA256>(key: keyMAC)
-        mac.update(data: Data(scope.uuidString.lowercased().utf8))
+        mac.update(data: Data(scope.lowercasedString.utf8))
         mac.update(data: [0])
         mac.update(data: Data(key.utf8))
         return Data(mac.finalize())

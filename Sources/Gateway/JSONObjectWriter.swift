@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import Postgres
+import UUIDText
 
 /// An answer that writes its members straight into an open JSON object.
 ///

@@ -2,6 +2,7 @@ import Commands
 import Domain
 import Foundation
 import Hummingbird
+import UUIDText
 
 /// Mate requests (RequestMate, AcceptMate, decline, cancel) and mates (list, unpair).
 struct MatesController {
@@ -99,7 +100,7 @@ struct MatesController {
     /// `DELETE /v1/me/mates/{user_id}`: `204`, or `404 not_mates`.
     @Sendable func unpair(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
         let user = try context.user
-        guard let mate = context.parameters.get("user_id").flatMap(UUID.init(uuidString:)) else { throw Self.notMates }
+        guard let mate = context.parameters.get("user_id").flatMap({ UUID(text: $0) }) else { throw Self.notMates }
         do {
             let outcome = try await runner.run(.unpair(by: user, mate: mate), try context.command)
             return NoContent(logPosition: try await runner.position(of: outcome))

@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import Postgres
 import Projections
+import UUIDText
 
 /// The queries of the API, as JSON values. The SQL and its typed rows live beside each
 /// projector (`ProfilesQueries`, `MatesQueries`, `MateRequestsQueries`, `WalksQueries`,
@@ -22,14 +23,14 @@ public struct ReadModels: Sendable {
 
     /// The caller's own profile.
     public func profile(of user: UUID) async throws -> ProfileJSON? {
-        try await gate.withConnection(pool) { try ProfilesQueries.profile(of: user, on: $0) }
+        try await gate.run(ProfilesQueries.profile(of: user), on: pool)
             .map { ProfileJSON(card: CardJSON($0), createdAt: $0.createdAt) }
     }
 
     /// The card of `other` if `viewer` may see it: themselves, a mate, or someone with a mate
     /// request or a walk between the two. Anyone else is indistinguishable from nobody.
     public func card(of other: UUID, seenBy viewer: UUID) async throws -> CardJSON? {
-        try await gate.withConnection(pool) { try ProfilesQueries.profile(of: other, seenBy: viewer, on: $0) }.map(CardJSON.init)
+        try await gate.run(ProfilesQueries.profile(of: other, seenBy: viewer), on: pool).map(CardJSON.init)
     }
 
     // MARK: Mates
@@ -37,7 +38,7 @@ public struct ReadModels: Sendable {
     /// The caller's mates, newest first.
     public func mates(of user: UUID, page: PageRequest) async throws -> PageJSON<MateJSON> {
         let after = try page.after.map(Self.timeKey)
-        let rows = try await gate.withConnection(pool) { try MatesQueries.mates(of: user, after: after, limit: page.limit + 1, on: $0) }
+        let rows = try await gate.run(MatesQueries.mates(of: user, after: after, limit: page.limit + 1), on: pool)
         return page.page(rows, item: { MateJSON(card: CardJSON($0.mate), matesSince: $0.matesSince) }, key: { Self.cursor($0.key) })
     }
 
@@ -49,16 +50,16 @@ public struct ReadModels: Sendable {
         page: PageRequest
     ) async throws -> PageJSON<MateRequestJSON> {
         let after = try page.after.map(Self.timeKey)
-        let rows = try await gate.withConnection(pool) {
-            try MateRequestsQueries.requests(
+        let rows = try await gate.run(
+            MateRequestsQueries.requests(
                 of: user,
                 direction: direction?.rawValue,
                 status: status,
                 after: after,
-                limit: page.limit + 1,
-                on: $0
-            )
-        }
+                limit: page.limit + 1
+            ),
+            on: pool
+        )
         return page.page(
             rows,
             item: { row in
@@ -80,7 +81,7 @@ public struct ReadModels: Sendable {
     /// One walk, if `viewer` sent or received it.
     public func walk(_ id: UUID, seenBy viewer: UUID) async throws -> WalkJSON? {
         let now = Date()
-        return try await gate.withConnection(pool) { try WalksQueries.walk(id, seenBy: viewer, on: $0) }.map { Self.walk($0, now: now) }
+        return try await gate.run(WalksQueries.walk(id, seenBy: viewer), on: pool).map { Self.walk($0, now: now) }
     }
 
     /// The caller's walks, newest first; `incoming`, `outgoing` or both, optionally by status.
@@ -88,17 +89,17 @@ public struct ReadModels: Sendable {
     public func walks(of user: UUID, direction: Direction?, status: String?, page: PageRequest) async throws -> PageJSON<WalkJSON> {
         let after = try page.after.map(Self.timeKey)
         let now = Date()
-        let rows = try await gate.withConnection(pool) {
-            try WalksQueries.walks(
+        let rows = try await gate.run(
+            WalksQueries.walks(
                 of: user,
                 direction: direction?.rawValue,
                 status: status,
                 after: after,
                 limit: page.limit + 1,
-                now: now,
-                on: $0
-            )
-        }
+                now: now
+            ),
+            on: pool
+        )
         return page.page(rows, item: { Self.walk($0, now: now) }, key: { Self.cursor($0.key) })
     }
 
@@ -129,15 +130,13 @@ public struct ReadModels: Sendable {
             }
             return LogPosition(transactionID: xid, position: position)
         }
-        let rows = try await gate.withConnection(pool) {
-            try NotificationsQueries.inbox(of: user, before: before, limit: page.limit + 1, on: $0)
-        }
+        let rows = try await gate.run(NotificationsQueries.inbox(of: user, before: before, limit: page.limit + 1), on: pool)
         return page.page(rows, item: { $0 }, key: { (String($0.position.transactionID), String($0.position.position)) })
     }
 
     /// The caller's entries after `position`, oldest first (the SSE stream).
     public func notifications(of user: UUID, after position: LogPosition, limit: Int) async throws -> [NotificationJSON] {
-        try await gate.withConnection(pool) { try NotificationsQueries.entries(of: user, after: position, limit: limit, on: $0) }
+        try await gate.run(NotificationsQueries.entries(of: user, after: position, limit: limit), on: pool)
     }
 
     /// One round of `NotificationFeed`: new entries of `users` after `position` and the
@@ -149,15 +148,13 @@ public struct ReadModels: Sendable {
     ) async throws
         -> (entries: [(user: UUID, entry: NotificationJSON)], readTo: LogPosition)
     {
-        let round = try await gate.withConnection(pool) {
-            try NotificationsQueries.feed(users: users, after: position, limit: limit, on: $0)
-        }
+        let round = try await gate.run(NotificationsQueries.feed(users: users, after: position, limit: limit), on: pool)
         return (round.entries.map { (user: $0.user, entry: $0.entry) }, round.readTo)
     }
 
     /// Whether the caller has this inbox entry.
     public func hasNotification(_ id: UUID, of user: UUID) async throws -> Bool {
-        try await gate.withConnection(pool) { try NotificationsQueries.has(id, of: user, on: $0) }
+        try await gate.run(NotificationsQueries.has(id, of: user), on: pool)
     }
 
     // MARK: Cursors
@@ -168,7 +165,7 @@ public struct ReadModels: Sendable {
 
     /// A (microseconds, uuid) cursor, checked.
     static func timeKey(_ parts: (String, String)) throws -> TimeKey {
-        guard let micros = Int64(parts.0), Self.cursorMicros.contains(micros), let id = UUID(uuidString: parts.1) else {
+        guard let micros = Int64(parts.0), Self.cursorMicros.contains(micros), let id = UUID(text: parts.1) else {
             throw APIError.validation("cursor", "cursor is not one we gave out")
         }
         return TimeKey(micros: micros, id: id)
@@ -176,7 +173,7 @@ public struct ReadModels: Sendable {
 
     /// The cursor parts of a keyset key.
     static func cursor(_ key: TimeKey) -> (String, String) {
-        (String(key.micros), key.id.uuidString.lowercased())
+        (String(key.micros), key.id.lowercasedString)
     }
 }
 

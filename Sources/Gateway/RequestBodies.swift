@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import UUIDText
 
 // The JSON bodies clients send. Enumerations are read as strings and checked here, so that a
 // wrong value is `validation_failed` naming its field rather than a decoding failure.
@@ -99,7 +100,7 @@ struct MateRequestBody: Decodable {
     }
 
     func addressee() throws -> UUID {
-        guard let id = UUID(uuidString: to) else { throw APIError.validation("to", "to must be a user id") }
+        guard let id = UUID(text: to) else { throw APIError.validation("to", "to must be a user id") }
         return id
     }
 }
@@ -117,7 +118,7 @@ struct WalkBody: Decodable {
     }
 
     func addressee() throws -> UUID {
-        guard let id = UUID(uuidString: to) else { throw APIError.validation("to", "to must be a user id") }
+        guard let id = UUID(text: to) else { throw APIError.validation("to", "to must be a user id") }
         return id
     }
 }

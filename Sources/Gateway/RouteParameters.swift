@@ -1,10 +1,11 @@
 import Foundation
 import Hummingbird
+import UUIDText
 
 extension GatewayRequestContext {
     /// A path parameter that must be a UUID; anything else cannot name a thing, so `404`.
     func uuidParameter(_ name: String) throws -> UUID {
-        guard let text = parameters.get(name), let id = UUID(uuidString: text) else { throw APIError.notFound }
+        guard let text = parameters.get(name), let id = UUID(text: text) else { throw APIError.notFound }
         return id
     }
 }

@@ -131,6 +131,26 @@ public final class Connection {
     }
 
     private func pipelineChunk(_ statements: ArraySlice<Statement>, syncEach: Bool) throws -> [QueryResult] {
+        var results: [QueryResult] = []
+        results.reserveCapacity(statements.count)
+        var firstError: PostgresError?
+        for outcome in try pipelineOutcomes(statements, syncEach: syncEach) {
+            switch outcome {
+            case .success(let result): results.append(result)
+            case .failure(let error): firstError = firstError ?? error
+            }
+        }
+        if let firstError { throw firstError }
+        return results
+    }
+
+    /// Every statement's own outcome: its rows, its error, or `pipelineAborted` when an earlier
+    /// statement of the same implicit transaction failed (it was never run; it may run again).
+    /// Throws only when nothing could be sent or the connection broke on the way.
+    func pipelineOutcomes<Statements: Collection<Statement>>(
+        _ statements: Statements,
+        syncEach: Bool
+    ) throws -> [Result<QueryResult, PostgresError>] {
         // Preparing is a round trip of its own; it happens once per connection and statement.
         let names = try statements.map { $0.prepared ? try preparedName($0.sql, parameterCount: $0.parameters.count) : nil }
         // Encoded once, and refused before the first send: a pipeline cut short cannot be left cleanly.
@@ -147,25 +167,25 @@ public final class Connection {
             if syncEach { guard PQpipelineSync(handle) == 1 else { throw lostOrProtocol("cannot sync pipeline") } }
         }
         if !syncEach { guard PQpipelineSync(handle) == 1 else { throw lostOrProtocol("cannot sync pipeline") } }
-        var results: [QueryResult] = []
-        var firstError: PostgresError?
+        var outcomes: [Result<QueryResult, PostgresError>] = []
+        outcomes.reserveCapacity(statements.count)
         for _ in statements {
             guard let raw = PQgetResult(handle) else { throw lostOrProtocol("pipeline ended early") }
             let result = QueryResult(raw)
             // Each statement's result is followed by a NULL separator.
             while let extra = PQgetResult(handle) { PQclear(extra) }
             if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED {
-                firstError = firstError ?? .protocolViolation(message: "pipeline aborted")
+                outcomes.append(.failure(.pipelineAborted))
             } else if let error = resultError(raw) {
-                firstError = firstError ?? error
+                outcomes.append(.failure(error))
+            } else {
+                outcomes.append(.success(result))
             }
-            results.append(result)
             if syncEach, let sync = PQgetResult(handle) { PQclear(sync) }
         }
         // The sync point.
         if !syncEach, let sync = PQgetResult(handle) { PQclear(sync) }
-        if let firstError { throw firstError }
-        return results
+        return outcomes
     }
 
     // MARK: COPY

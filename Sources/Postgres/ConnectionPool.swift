@@ -37,7 +37,21 @@ public final class ConnectionPool: Sendable {
             }
             return nil
         }
+
+        /// Up to `limit` waiting queries, oldest first, to share a pipeline; other work keeps its place.
+        mutating func takeWaitingQueries(limit: Int) -> [PoolJob] {
+            var taken: [PoolJob] = []
+            waiting.removeAll { job in
+                guard taken.count < limit, job.statement != nil else { return false }
+                if !job.isSettled { taken.append(job) }
+                return true
+            }
+            return taken
+        }
     }
+
+    /// Most queries one pipeline carries.
+    static let maxPipelinedQueries = 32
 
     public init(
         connectionString: String,
@@ -76,6 +90,32 @@ public final class ConnectionPool: Sendable {
                 )
                 slot.set(created)
                 // Cancelled before it was queued: the handler below may have run already.
+                if Task.isCancelled { return created.fail(CancellationError()) }
+                submit(created)
+            }
+        } onCancel: {
+            slot.get()?.fail(CancellationError())
+        }
+    }
+
+    /// Runs a read-only `query`. Under load, the queries waiting for a connection go to
+    /// PostgreSQL together, in one pipeline and one implicit transaction: one round trip and one
+    /// wake-up of the server process for all of them instead of one each. A query that a
+    /// failing neighbour aborted runs again alone, so each gets its own answer.
+    ///
+    /// Read-only: a write in a shared implicit transaction would roll back with a neighbour's error.
+    public func run<Value: Sendable>(_ query: Query<Value>) async throws -> Value {
+        let slot = JobSlot()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+                let read = query.read
+                let created = PoolJob(
+                    deadline: .now + acquireTimeout,
+                    statement: query.statement,
+                    answer: { outcome in continuation.resume(with: Result { try read(try outcome.get()) }) },
+                    failure: { continuation.resume(throwing: $0) }
+                )
+                slot.set(created)
                 if Task.isCancelled { return created.fail(CancellationError()) }
                 submit(created)
             }
@@ -152,7 +192,12 @@ public final class ConnectionPool: Sendable {
         }
         var job = first
         while true {
-            job.run(on: connection.connection)
+            if job.statement != nil {
+                let more = state.withLock { $0.takeWaitingQueries(limit: Self.maxPipelinedQueries - 1) }
+                runQueries([job] + more, on: connection.connection)
+            } else {
+                job.run(on: connection.connection)
+            }
             let usable = connection.connection.isUsable
             let after = state.withLock { state -> AfterWork in
                 guard usable, !state.closed else { return .drop }
@@ -165,6 +210,27 @@ public final class ConnectionPool: Sendable {
             case .idle: return
             case .drop: return slotFreed()
             }
+        }
+    }
+
+    /// Sends the queries still wanted in one pipeline and answers each.
+    private func runQueries(_ jobs: [PoolJob], on connection: Connection) {
+        let claimed = jobs.filter { $0.claim() }
+        guard claimed.count > 1 else {
+            for job in claimed { job.answerAlone(on: connection) }
+            return
+        }
+        do {
+            let outcomes = try connection.pipelineOutcomes(claimed.map { $0.statement! }, syncEach: false)
+            for (job, outcome) in zip(claimed, outcomes) {
+                if case .failure(.pipelineAborted) = outcome {
+                    job.answerAlone(on: connection)
+                } else {
+                    job.answer(outcome.mapError { $0 })
+                }
+            }
+        } catch {
+            for job in claimed { job.answer(.failure(error)) }
         }
     }
 
@@ -221,8 +287,11 @@ public final class ConnectionPool: Sendable {
 /// closing the pool settles it; whoever comes later finds it settled and does nothing.
 final class PoolJob: Sendable {
     let deadline: ContinuousClock.Instant
+    /// Set for a query (`ConnectionPool.run`): it may share a pipeline with other queries.
+    let statement: Connection.Statement?
     private let settled = Atomic<Bool>(false)
     private let work: @Sendable (Connection) -> Void
+    private let answerQuery: @Sendable (Result<QueryResult, any Error>) -> Void
     private let failure: @Sendable (any Error) -> Void
 
     init(
@@ -231,7 +300,22 @@ final class PoolJob: Sendable {
         failure: @escaping @Sendable (any Error) -> Void
     ) {
         self.deadline = deadline
+        self.statement = nil
         self.work = work
+        self.answerQuery = { _ in }
+        self.failure = failure
+    }
+
+    init(
+        deadline: ContinuousClock.Instant,
+        statement: Connection.Statement,
+        answer: @escaping @Sendable (Result<QueryResult, any Error>) -> Void,
+        failure: @escaping @Sendable (any Error) -> Void
+    ) {
+        self.deadline = deadline
+        self.statement = statement
+        self.work = { connection in answer(Result { try connection.execute(statement) }) }
+        self.answerQuery = answer
         self.failure = failure
     }
 
@@ -240,6 +324,15 @@ final class PoolJob: Sendable {
     func run(on connection: Connection) {
         if settle() { work(connection) }
     }
+
+    /// Takes a query for running; false when it was cancelled, timed out or failed meanwhile.
+    func claim() -> Bool { settle() }
+
+    /// Answers a claimed query.
+    func answer(_ outcome: Result<QueryResult, any Error>) { answerQuery(outcome) }
+
+    /// Runs a claimed query by itself and answers it.
+    func answerAlone(on connection: Connection) { work(connection) }
 
     func fail(_ error: any Error) {
         if settle() { failure(error) }

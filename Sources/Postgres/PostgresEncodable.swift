@@ -1,5 +1,6 @@
 import CivilTime
 import Foundation
+import UUIDText
 
 /// A Swift value that can be sent as a statement parameter, in PostgreSQL's text format.
 ///
@@ -57,34 +58,8 @@ extension Bool: PostgresEncodable {
     public func appendArrayElement(to out: inout [UInt8]) { out.append(self ? UInt8(ascii: "t") : UInt8(ascii: "f")) }
 }
 extension UUID: PostgresEncodable {
-    public var postgresText: String? {
-        var out: [UInt8] = []
-        appendArrayElement(to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
+    public var postgresText: String? { lowercasedString }
     public func appendArrayElement(to out: inout [UInt8]) { appendLowercase(to: &out) }
-
-    /// Appends the canonical lowercase 8-4-4-4-12 text (what PostgreSQL and the API show),
-    /// without going through `uuidString`.
-    public func appendLowercase(to out: inout [UInt8]) {
-        // 36 bytes written in place and appended at once: list answers write many of these.
-        let digits = Hex.digits
-        withUnsafeBytes(of: uuid) { bytes in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
-                var position = 0
-                for (index, byte) in bytes.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        text[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    text[position] = digits[Int(byte >> 4)]
-                    text[position + 1] = digits[Int(byte & 0x0F)]
-                    position += 2
-                }
-                out.append(contentsOf: UnsafeBufferPointer(text))
-            }
-        }
-    }
 }
 extension Date: PostgresEncodable {
     /// Microsecond precision, UTC, as PostgreSQL stores timestamptz.

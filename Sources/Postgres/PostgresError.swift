@@ -16,6 +16,9 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
     case protocolViolation(message: String)
     /// A parameter (1-based) that cannot be sent, such as text holding a NUL byte; nothing was sent.
     case invalidParameter(index: Int, reason: String)
+    /// A pipelined statement that never ran because an earlier one of its implicit transaction
+    /// failed; running it again is safe.
+    case pipelineAborted
 
     public var description: String {
         switch self {
@@ -27,6 +30,7 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
         case .decoding(let column, let value, let type): return "column \(column): cannot read \(value ?? "NULL") as \(type)"
         case .protocolViolation(let message): return "unexpected libpq state: \(message)"
         case .invalidParameter(let index, let reason): return "parameter $\(index) \(reason)"
+        case .pipelineAborted: return "not run: an earlier statement of the pipeline failed"
         }
     }
 
@@ -48,6 +52,7 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
         case .decoding(let column, _, let type): return "decoding column=\(column) as=\(type)"
         case .protocolViolation: return "protocol_violation"
         case .invalidParameter(let index, let reason): return "invalid_parameter index=\(index) \(reason)"
+        case .pipelineAborted: return "pipeline_aborted"
         }
     }
 

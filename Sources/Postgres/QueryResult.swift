@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import UUIDText
 
 /// The rows of one statement's result, read straight from libpq's buffer.
 ///
@@ -128,42 +129,10 @@ public struct Row {
     }
 
     public func optionalUUID(_ column: Int) throws -> UUID? {
-        // The server writes uuids in the canonical 8-4-4-4-12 form; read it straight from the
-        // bytes (Foundation's parser goes through sscanf, measurable on list pages).
-        guard let parsed = withBytes(column, { Self.parseUUID($0) }) else { return nil }
+        // Read straight from the bytes (Foundation's parser goes through sscanf, measurable on list pages).
+        guard let parsed = withBytes(column, { UUID(text: $0) }) else { return nil }
         guard let value = parsed else { throw decodingError(column, "UUID") }
         return value
-    }
-
-    static func parseUUID(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
-        guard text.count == 36 else { return nil }
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let valid = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
-            var index = 0
-            var high: UInt8? = nil
-            for (offset, character) in text.enumerated() {
-                if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                    guard character == UInt8(ascii: "-") else { return false }
-                    continue
-                }
-                let nibble: UInt8
-                switch character {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
-                default: return false
-                }
-                if let first = high {
-                    bytes[index] = first << 4 | nibble
-                    index += 1
-                    high = nil
-                } else {
-                    high = nibble
-                }
-            }
-            return true
-        }
-        return valid ? UUID(uuid: uuid) : nil
     }
 
     public func uuid(_ column: Int) throws -> UUID {

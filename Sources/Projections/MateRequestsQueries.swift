@@ -51,10 +51,8 @@ public enum MateRequestsQueries {
         direction: String?,
         status: String?,
         after: TimeKey?,
-        limit: Int,
-        on connection: Connection
-    ) throws -> [MateRequestRow] {
-        try connection.execute(requestsSQL, [user, direction, status, after?.micros, after?.id, limit], prepared: true)
-            .rows.map(MateRequestRow.init)
+        limit: Int
+    ) -> Query<[MateRequestRow]> {
+        Query(requestsSQL, [user, direction, status, after?.micros, after?.id, limit]) { try $0.rows.map(MateRequestRow.init) }
     }
 }

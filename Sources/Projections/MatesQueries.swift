@@ -22,11 +22,13 @@ public enum MatesQueries {
 
     /// Up to `limit` mates of `user`, newest first, below `after` when given. Ask one more
     /// than a page shows to learn whether another page follows.
-    public static func mates(of user: UUID, after: TimeKey?, limit: Int, on connection: Connection) throws -> [MateRow] {
-        try connection.execute(matesSQL, [user, after?.micros, after?.id, limit], prepared: true).rows.map { row in
-            var reader = RowReader(row)
-            let mate = try ProfileRow(&reader)
-            return MateRow(mate: mate, matesSince: try reader.date(), key: TimeKey(micros: try reader.int64(), id: mate.userID))
+    public static func mates(of user: UUID, after: TimeKey?, limit: Int) -> Query<[MateRow]> {
+        Query(matesSQL, [user, after?.micros, after?.id, limit]) { result in
+            try result.rows.map { row in
+                var reader = RowReader(row)
+                let mate = try ProfileRow(&reader)
+                return MateRow(mate: mate, matesSince: try reader.date(), key: TimeKey(micros: try reader.int64(), id: mate.userID))
+            }
         }
     }
 }

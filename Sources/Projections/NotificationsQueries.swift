@@ -88,9 +88,8 @@ public enum NotificationsQueries {
 
     /// Up to `limit` entries of `user`'s inbox, newest first (by feed position), below `before`
     /// when given. Ask one more than a page shows to learn whether another page follows.
-    public static func inbox(of user: UUID, before: LogPosition?, limit: Int, on connection: Connection) throws -> [NotificationRow] {
-        try connection.execute(inboxSQL, [user, before.map { String($0.transactionID) }, before?.position, limit], prepared: true)
-            .rows.map(NotificationRow.init)
+    public static func inbox(of user: UUID, before: LogPosition?, limit: Int) -> Query<[NotificationRow]> {
+        Query(inboxSQL, [user, before.map { String($0.transactionID) }, before?.position, limit]) { try $0.rows.map(NotificationRow.init) }
     }
 
     static let afterSQL = """
@@ -104,11 +103,9 @@ public enum NotificationsQueries {
     public static func entries(
         of user: UUID,
         after position: LogPosition,
-        limit: Int,
-        on connection: Connection
-    ) throws -> [NotificationRow] {
-        try connection.execute(afterSQL, [user, String(position.transactionID), position.position, limit], prepared: true)
-            .rows.map(NotificationRow.init)
+        limit: Int
+    ) -> Query<[NotificationRow]> {
+        Query(afterSQL, [user, String(position.transactionID), position.position, limit]) { try $0.rows.map(NotificationRow.init) }
     }
 
     /// One round of the live feed: new entries, with the user each belongs to, and the
@@ -139,8 +136,13 @@ public enum NotificationsQueries {
 
     /// New entries of `users` after `position` (at most `limit`), and how far the feed has now
     /// read: the last entry when `limit` cut the answer short, else the projector's checkpoint.
-    public static func feed(users: [UUID], after position: LogPosition, limit: Int, on connection: Connection) throws -> FeedRound {
-        let rows = try connection.execute(feedSQL, [users, String(position.transactionID), position.position, limit], prepared: true).rows
+    public static func feed(users: [UUID], after position: LogPosition, limit: Int) -> Query<FeedRound> {
+        Query(feedSQL, [users, String(position.transactionID), position.position, limit]) { result in
+            try feedRound(result.rows, after: position, limit: limit)
+        }
+    }
+
+    private static func feedRound(_ rows: [Row], after position: LogPosition, limit: Int) throws -> FeedRound {
         guard let first = rows.first else { return FeedRound(entries: [], readTo: position) }
         var head = RowReader(first)
         let checkpoint = LogPosition(transactionID: try head.uint64(), position: try head.int64())
@@ -157,8 +159,7 @@ public enum NotificationsQueries {
     }
 
     /// Whether `user` has the inbox entry `id`.
-    public static func has(_ id: UUID, of user: UUID, on connection: Connection) throws -> Bool {
-        try connection.execute("SELECT 1 FROM notifications WHERE notification_id = $1 AND user_id = $2", [id, user], prepared: true).count
-            > 0
+    public static func has(_ id: UUID, of user: UUID) -> Query<Bool> {
+        Query("SELECT 1 FROM notifications WHERE notification_id = $1 AND user_id = $2", [id, user]) { $0.count > 0 }
     }
 }

@@ -7,10 +7,8 @@ public enum ProfilesQueries {
     static let profileSQL = "SELECT \(ProfileRow.columns("p")) FROM profiles p WHERE p.user_id = $1"
 
     /// The profile of `user`, if registered.
-    public static func profile(of user: UUID, on connection: Connection) throws -> ProfileRow? {
-        guard let row = try connection.execute(profileSQL, [user], prepared: true).first else { return nil }
-        var reader = RowReader(row)
-        return try ProfileRow(&reader)
+    public static func profile(of user: UUID) -> Query<ProfileRow?> {
+        Query(profileSQL, [user], read: firstProfile)
     }
 
     static let visibleSQL = """
@@ -24,8 +22,12 @@ public enum ProfilesQueries {
 
     /// The profile of `other` if `viewer` may see it: themselves, a mate, or someone with a mate
     /// request or a walk between the two. Anyone else is indistinguishable from nobody.
-    public static func profile(of other: UUID, seenBy viewer: UUID, on connection: Connection) throws -> ProfileRow? {
-        guard let row = try connection.execute(visibleSQL, [other, viewer], prepared: true).first else { return nil }
+    public static func profile(of other: UUID, seenBy viewer: UUID) -> Query<ProfileRow?> {
+        Query(visibleSQL, [other, viewer], read: firstProfile)
+    }
+
+    @Sendable static func firstProfile(_ result: QueryResult) throws -> ProfileRow? {
+        guard let row = result.first else { return nil }
         var reader = RowReader(row)
         return try ProfileRow(&reader)
     }

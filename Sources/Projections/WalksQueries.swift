@@ -50,8 +50,8 @@ public enum WalksQueries {
         """
 
     /// One walk, if `viewer` sent or received it.
-    public static func walk(_ id: UUID, seenBy viewer: UUID, on connection: Connection) throws -> WalkRow? {
-        try connection.execute(walkSQL, [id, viewer], prepared: true).first.map(WalkRow.init)
+    public static func walk(_ id: UUID, seenBy viewer: UUID) -> Query<WalkRow?> {
+        Query(walkSQL, [id, viewer]) { try $0.first.map(WalkRow.init) }
     }
 
     static let walksSQL = """
@@ -77,10 +77,8 @@ public enum WalksQueries {
         status: String?,
         after: TimeKey?,
         limit: Int,
-        now: Date,
-        on connection: Connection
-    ) throws -> [WalkRow] {
-        try connection.execute(walksSQL, [user, direction, status, after?.micros, after?.id, limit, now], prepared: true)
-            .rows.map(WalkRow.init)
+        now: Date
+    ) -> Query<[WalkRow]> {
+        Query(walksSQL, [user, direction, status, after?.micros, after?.id, limit, now]) { try $0.rows.map(WalkRow.init) }
     }
 }

@@ -190,6 +190,58 @@ final class PoolTests: XCTestCase {
         try await holder.value
         XCTAssertEqual(counts.ran.load(ordering: .relaxed), 0)
     }
+
+    /// Queries that wait for a busy connection go to the server in one pipeline: those before a
+    /// failing one share its implicit transaction (one `transaction_timestamp()`), the failing
+    /// one gets its own error, those it aborted run again alone and still get their own answers,
+    /// and a cancelled one never runs.
+    func testWaitingQueriesSharePipelineAndKeepTheirOwnAnswers() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("pipelined"), maxConnections: 1, acquireTimeout: .seconds(30))
+        let holder = Task { try await pool.withConnection { _ = try $0.execute("SELECT pg_sleep(0.5)") } }
+        try await Task.sleep(for: .milliseconds(100))
+        let failing = 6
+        let query: @Sendable (Int) -> Query<(Int, String)> = { index in
+            // 1 / 0 fails with division_by_zero (22012) on the server, after the batch was sent.
+            Query("SELECT $1::int, 1 / $2::int, transaction_timestamp()::text", [index, index == failing ? 0 : 1]) { result in
+                (try result.first!.int(0), try result.first!.string(2))
+            }
+        }
+        var tasks: [Task<(Int, String), any Error>] = []
+        for index in 0..<12 {
+            tasks.append(Task { try await pool.run(query(index)) })
+            // Queued in order, so the pipeline's order is known.
+            while pool.statistics.waiting < index + 1 { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        let cancelled = Task { try await pool.run(query(99)) }
+        while pool.statistics.waiting < 13 { try await Task.sleep(for: .milliseconds(2)) }
+        cancelled.cancel()
+        try await holder.value
+
+        var stamps: [Int: String] = [:]
+        for (index, task) in tasks.enumerated() {
+            do {
+                let (value, stamp) = try await task.value
+                XCTAssertNotEqual(index, failing, "the failing query must fail")
+                XCTAssertEqual(value, index, "each query gets its own answer")
+                stamps[index] = stamp
+            } catch let error as PostgresError {
+                XCTAssertEqual(index, failing)
+                XCTAssertEqual(error.sqlState, "22012", "the failing query gets the server's own error")
+            }
+        }
+        do {
+            _ = try await cancelled.value
+            XCTFail("a cancelled query must not run")
+        } catch is CancellationError {
+        }
+        XCTAssertEqual(Set((0..<failing).map { stamps[$0]! }).count, 1, "the queries before the failure shared one transaction: \(stamps)")
+        XCTAssertEqual(Set(((failing + 1)..<12).map { stamps[$0]! }).count, 12 - failing - 1, "the aborted ones ran again, each alone")
+        XCTAssertFalse(((failing + 1)..<12).contains { stamps[$0] == stamps[0] })
+        // The connection is clean afterwards.
+        let after = try await pool.run(Query("SELECT 7") { try $0.first!.int(0) })
+        XCTAssertEqual(after, 7)
+        await pool.close()
+    }
 }
 
 /// Counters shared by the work a test puts into the pool.

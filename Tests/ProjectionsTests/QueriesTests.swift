@@ -30,16 +30,16 @@ final class QueriesTests: XCTestCase {
             var rows = ReadModelRows()
             var inboxes = 0
             for user in users {
-                let own = try XCTUnwrap(try ProfilesQueries.profile(of: user, on: c))
-                XCTAssertEqual(try ProfilesQueries.profile(of: user, seenBy: user, on: c), own)
+                let own = try XCTUnwrap(try c.run(ProfilesQueries.profile(of: user)))
+                XCTAssertEqual(try c.run(ProfilesQueries.profile(of: user, seenBy: user)), own)
                 rows.profiles.append(Self.line(own))
-                let mates = try Self.pages { try MatesQueries.mates(of: user, after: $0, limit: Self.pageSize, on: c) }
+                let mates = try Self.pages { try c.run(MatesQueries.mates(of: user, after: $0, limit: Self.pageSize)) }
                 for mate in mates {
                     rows.mates.append(ReadModelRows.mate(user, mate.mate.userID, mate.matesSince))
-                    XCTAssertEqual(try ProfilesQueries.profile(of: mate.mate.userID, seenBy: user, on: c), mate.mate)
+                    XCTAssertEqual(try c.run(ProfilesQueries.profile(of: mate.mate.userID, seenBy: user)), mate.mate)
                 }
                 let requests = try Self.pages {
-                    try MateRequestsQueries.requests(of: user, direction: "outgoing", status: nil, after: $0, limit: Self.pageSize, on: c)
+                    try c.run(MateRequestsQueries.requests(of: user, direction: "outgoing", status: nil, after: $0, limit: Self.pageSize))
                 }
                 for r in requests {
                     XCTAssertEqual(r.from, own)
@@ -48,19 +48,20 @@ final class QueriesTests: XCTestCase {
                     )
                 }
                 let walks = try Self.pages {
-                    try WalksQueries.walks(
-                        of: user,
-                        direction: "outgoing",
-                        status: nil,
-                        after: $0,
-                        limit: Self.pageSize,
-                        now: Date(),
-                        on: c
+                    try c.run(
+                        WalksQueries.walks(
+                            of: user,
+                            direction: "outgoing",
+                            status: nil,
+                            after: $0,
+                            limit: Self.pageSize,
+                            now: Date()
+                        )
                     )
                 }
                 for w in walks {
                     XCTAssertEqual(w.from, own)
-                    XCTAssertEqual(try WalksQueries.walk(w.walkID, seenBy: w.to.userID, on: c)?.key, w.key)
+                    XCTAssertEqual(try c.run(WalksQueries.walk(w.walkID, seenBy: w.to.userID))?.key, w.key)
                     rows.walks.append(
                         ReadModelRows.walk(
                             w.walkID,
@@ -80,24 +81,24 @@ final class QueriesTests: XCTestCase {
                 // The inbox, newest first in pages of 4, then the same entries oldest first.
                 var inbox: [NotificationRow] = []
                 while true {
-                    let page = try NotificationsQueries.inbox(of: user, before: inbox.last?.position, limit: 4, on: c)
+                    let page = try c.run(NotificationsQueries.inbox(of: user, before: inbox.last?.position, limit: 4))
                     XCTAssertTrue(zip(inbox + page, (inbox + page).dropFirst()).allSatisfy { $0.position > $1.position })
                     inbox += page
                     if page.count < 4 { break }
                 }
-                let oldestFirst = try NotificationsQueries.entries(of: user, after: .start, limit: 1000, on: c)
+                let oldestFirst = try c.run(NotificationsQueries.entries(of: user, after: .start, limit: 1000))
                 XCTAssertEqual(oldestFirst.map(\.notificationID), inbox.reversed().map(\.notificationID))
                 for entry in inbox {
-                    XCTAssertTrue(try NotificationsQueries.has(entry.notificationID, of: user, on: c))
+                    XCTAssertTrue(try c.run(NotificationsQueries.has(entry.notificationID, of: user)))
                     rows.notifications.append("\(entry.notificationID.lowercasedString)|\(user.lowercasedString)")
                 }
                 inboxes += inbox.count
             }
             // The live feed's round over everyone: every entry, each with its user, read to the checkpoint.
-            let round = try NotificationsQueries.feed(users: users, after: .start, limit: inboxes + 1, on: c)
+            let round = try c.run(NotificationsQueries.feed(users: users, after: .start, limit: inboxes + 1))
             XCTAssertEqual(round.entries.count, inboxes)
             XCTAssertGreaterThanOrEqual(round.readTo, last)
-            let cut = try NotificationsQueries.feed(users: users, after: .start, limit: 2, on: c)
+            let cut = try c.run(NotificationsQueries.feed(users: users, after: .start, limit: 2))
             XCTAssertEqual(cut.readTo, cut.entries.last?.entry.position)
             return rows.sorted()
         }
