@@ -41,11 +41,8 @@ extension Event {
         }
     }
 
-    /// Reads an event back from the log. JSON written under an older `schemaVersion` is first
-    /// brought up to the current version by `EventUpcasting`.
-    public static func decode(typeName: String, schemaVersion: Int, data: Data) throws -> Event {
-        guard typeNames.contains(typeName) else { throw EventDecodingError.unknownType(typeName) }
-        let current = try EventUpcasting.upcast(typeName: typeName, from: schemaVersion, data: data)
+    /// One decoder for every event read (projectors read thousands a second); its options never change.
+    private static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
@@ -55,6 +52,15 @@ extension Event {
             }
             return date
         }
+        return decoder
+    }()
+
+    /// Reads an event back from the log. JSON written under an older `schemaVersion` is first
+    /// brought up to the current version by `EventUpcasting`.
+    public static func decode(typeName: String, schemaVersion: Int, data: Data) throws -> Event {
+        guard typeNames.contains(typeName) else { throw EventDecodingError.unknownType(typeName) }
+        let current = try EventUpcasting.upcast(typeName: typeName, from: schemaVersion, data: data)
+        let decoder = Self.decoder
         func payload<P: Decodable>(_: P.Type) throws -> P {
             do { return try decoder.decode(P.self, from: current) } catch {
                 throw EventDecodingError.malformed(typeName: typeName, reason: "\(error)")

@@ -28,11 +28,14 @@ struct BodyReader: Sendable {
         return try Self.decode(T.self, from: try await bytes(&request))
     }
 
+    /// Shared: its options never change, and one per request was measurable.
+    private static let decoder = JSONDecoder()
+
     /// Decodes `data` as `T`.
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         guard !data.isEmpty else { throw APIError.invalidJSON("A JSON body is required.") }
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            return try decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
             throw apiError(error)
         }

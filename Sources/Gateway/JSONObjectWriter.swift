@@ -110,9 +110,9 @@ public struct JSONObjectWriter {
     public mutating func objects<Item: JSONObjectWritable>(_ name: StaticString, _ items: [Item]) throws {
         key(name)
         bytes.append(UInt8(ascii: "["))
-        for (index, item) in items.enumerated() {
+        for index in items.indices {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            try writeObject(item)
+            try writeObject(items[index])
         }
         bytes.append(UInt8(ascii: "]"))
     }

@@ -91,9 +91,12 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
     public var postgresText: String? {
         var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(count * 40 + 2)
-        for (index, element) in enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            element.appendArrayElement(to: &out)
+        // Indices rather than `enumerated()`: called through `any PostgresEncodable`, so not
+        // specialized, and the enumerated iterator looked up generic metadata per element
+        // (about 4% of the server's CPU per SendWalk, in the projectors' and the appends' arrays).
+        for index in indices {
+            if index > startIndex { out.append(UInt8(ascii: ",")) }
+            self[index].appendArrayElement(to: &out)
         }
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)
