@@ -22,8 +22,10 @@ public enum SQLRebuild {
     static func statements(_ t: TableSet) -> [String] {
         [
             """
-            INSERT INTO \(t("profiles")) (user_id, nickname, dog_name, age, sex, neutered, size, keywords, profile_image, created_at, updated_at)
-            SELECT DISTINCT ON (e.stream_id)
+            INSERT INTO \(t("profiles")) (user_id, nickname, dog_name, age, sex, neutered, size, keywords, profile_image, created_at, updated_at,
+                                        card)
+            SELECT p.*, \(ProfilesProjector.card("p"))
+            FROM (SELECT DISTINCT ON (e.stream_id)
                    (e.data->>'user_id')::uuid, e.data->'profile'->>'nickname', e.data->'profile'->>'dog_name',
                    (e.data->'profile'->>'age')::int, e.data->'profile'->>'sex', (e.data->'profile'->>'neutered')::bool,
                    e.data->'profile'->>'size', ARRAY(SELECT jsonb_array_elements_text(e.data->'profile'->'keywords')),
@@ -33,7 +35,8 @@ public enum SQLRebuild {
             JOIN (SELECT stream_id, (data->>'registered_at')::timestamptz AS registered_at FROM events
                   WHERE event_type = 'user_registered') r ON r.stream_id = e.stream_id
             WHERE e.event_type IN ('user_registered', 'profile_updated')
-            ORDER BY e.stream_id, e.stream_version DESC
+            ORDER BY e.stream_id, e.stream_version DESC)
+                AS p(user_id, nickname, dog_name, age, sex, neutered, size, keywords, profile_image, created_at, updated_at)
             """,
             """
             INSERT INTO \(t("mates")) (user_id, mate_id, mates_since)

@@ -30,9 +30,25 @@ public struct JSONObjectWriter {
 
     /// `value` as a whole object.
     mutating func writeObject(_ value: some JSONObjectWritable) throws {
+        try writeObject { try value.writeMembers(&$0) }
+    }
+
+    /// A whole object whose members `body` writes.
+    mutating func writeObject(_ body: (inout JSONObjectWriter) throws -> Void) rethrows {
         let outer = open()
-        try value.writeMembers(&self)
+        try body(&self)
         close(outer)
+    }
+
+    /// The members of `object`, a JSON object's text written elsewhere (a stored card), as
+    /// members of the object being written.
+    public mutating func members(ofObject object: [UInt8]) {
+        precondition(object.first == UInt8(ascii: "{") && object.last == UInt8(ascii: "}"), "not a JSON object")
+        let inner = object.dropFirst().dropLast()
+        guard !inner.isEmpty else { return }
+        if count > 0 { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(contentsOf: inner)
+        count += 1
     }
 
     /// A string, or `null`.

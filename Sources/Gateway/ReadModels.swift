@@ -24,13 +24,13 @@ public struct ReadModels: Sendable {
     /// The caller's own profile.
     public func profile(of user: UUID) async throws -> ProfileJSON? {
         try await gate.run(ProfilesQueries.profile(of: user), on: pool)
-            .map { ProfileJSON(card: CardJSON($0), createdAt: $0.createdAt) }
+            .map { ProfileJSON(card: CardJSON(userID: $0.userID, profile: $0.profile), createdAt: $0.createdAt) }
     }
 
     /// The card of `other` if `viewer` may see it: themselves, a mate, or someone with a mate
     /// request or a walk between the two. Anyone else is indistinguishable from nobody.
     public func card(of other: UUID, seenBy viewer: UUID) async throws -> CardJSON? {
-        try await gate.run(ProfilesQueries.profile(of: other, seenBy: viewer), on: pool).map(CardJSON.init)
+        try await gate.run(ProfilesQueries.card(of: other, seenBy: viewer), on: pool).map(CardJSON.init)
     }
 
     // MARK: Mates
@@ -174,12 +174,6 @@ public struct ReadModels: Sendable {
     /// The cursor parts of a keyset key.
     static func cursor(_ key: TimeKey) -> (String, String) {
         (String(key.micros), key.id.lowercasedString)
-    }
-}
-
-extension CardJSON {
-    init(_ row: ProfileRow) {
-        self.init(userID: row.userID, profile: row.profile)
     }
 }
 

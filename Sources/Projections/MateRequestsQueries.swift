@@ -4,8 +4,8 @@ import Postgres
 /// A mate request with both users' cards.
 public struct MateRequestRow: Sendable {
     public var requestID: UUID
-    public var from: ProfileRow
-    public var to: ProfileRow
+    public var from: CardRow
+    public var to: CardRow
     /// `pending`, `accepted`, `declined` or `cancelled`.
     public var status: String
     public var createdAt: Date
@@ -16,7 +16,7 @@ public struct MateRequestRow: Sendable {
     /// The SELECT list of `mate_requests r` joined with the profiles `f` (from) and `t` (to).
     static let columns =
         "r.request_id, r.status, r.created_at, r.updated_at, (extract(epoch FROM r.created_at) * 1000000)::bigint, "
-        + ProfileRow.columns("f") + ", " + ProfileRow.columns("t")
+        + CardRow.columns("f") + ", " + CardRow.columns("t")
 
     /// Reads the columns of `columns`.
     init(_ row: Row) throws {
@@ -26,8 +26,8 @@ public struct MateRequestRow: Sendable {
         createdAt = try reader.date()
         updatedAt = try reader.date()
         key = TimeKey(micros: try reader.int64(), id: requestID)
-        from = try ProfileRow(&reader)
-        to = try ProfileRow(&reader)
+        from = try CardRow(&reader)
+        to = try CardRow(&reader)
     }
 }
 

@@ -2,8 +2,9 @@ import Domain
 import Foundation
 import Postgres
 
-/// `profiles`: each user's current dog profile. Both profile events carry the whole profile,
-/// so a batch folds to one final row per user: inserted if registered in the batch, else updated.
+/// `profiles`: each user's current dog profile, and its card rendered once (`profile_card()`,
+/// schema 0008) for the list pages. Both profile events carry the whole profile, so a batch
+/// folds to one final row per user: inserted if registered in the batch, else updated.
 public struct ProfilesProjector: Projector {
     public init() {}
     public var name: String { "profiles" }
@@ -57,8 +58,9 @@ public struct ProfilesProjector: Projector {
             try connection.execute(
                 """
                 INSERT INTO \(tables("profiles")) (user_id, nickname, dog_name, age, sex, neutered, size, keywords, profile_image,
-                                                   created_at, updated_at)
-                SELECT user_id, nickname, dog_name, age, sex, neutered, size, keywords::text[], profile_image, created_at, updated_at
+                                                   created_at, updated_at, card)
+                SELECT user_id, nickname, dog_name, age, sex, neutered, size, keywords::text[], profile_image, created_at, updated_at,
+                       \(Self.card("x"))
                 FROM \(unnest)
                 """,
                 columns(inserted)
@@ -69,12 +71,18 @@ public struct ProfilesProjector: Projector {
                 """
                 UPDATE \(tables("profiles")) AS p SET nickname = x.nickname, dog_name = x.dog_name, age = x.age, sex = x.sex,
                     neutered = x.neutered, size = x.size, keywords = x.keywords::text[], profile_image = x.profile_image,
-                    updated_at = x.updated_at
+                    updated_at = x.updated_at, card = \(Self.card("x"))
                 FROM \(unnest)
                 WHERE p.user_id = x.user_id
                 """,
                 columns(updated)
             )
         }
+    }
+
+    /// The card of the profile in the row aliased `alias` (the in-SQL rebuild renders it the same way).
+    public static func card(_ alias: String) -> String {
+        "profile_card(\(alias).user_id, \(alias).nickname, \(alias).dog_name, \(alias).age, \(alias).sex, \(alias).neutered, "
+            + "\(alias).size, \(alias).keywords::text[], \(alias).profile_image)"
     }
 }

@@ -8,11 +8,15 @@ public enum ProfilesQueries {
 
     /// The profile of `user`, if registered.
     public static func profile(of user: UUID) -> Query<ProfileRow?> {
-        Query(profileSQL, [user], read: firstProfile)
+        Query(profileSQL, [user]) { result in
+            guard let row = result.first else { return nil }
+            var reader = RowReader(row)
+            return try ProfileRow(&reader)
+        }
     }
 
     static let visibleSQL = """
-        SELECT \(ProfileRow.columns("p")) FROM profiles p
+        SELECT \(CardRow.columns("p")) FROM profiles p
         WHERE p.user_id = $1 AND (
             $1 = $2
             OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)
@@ -20,15 +24,13 @@ public enum ProfilesQueries {
             OR EXISTS (SELECT 1 FROM walks w WHERE (w.from_user = $1 AND w.to_user = $2) OR (w.from_user = $2 AND w.to_user = $1)))
         """
 
-    /// The profile of `other` if `viewer` may see it: themselves, a mate, or someone with a mate
+    /// The card of `other` if `viewer` may see it: themselves, a mate, or someone with a mate
     /// request or a walk between the two. Anyone else is indistinguishable from nobody.
-    public static func profile(of other: UUID, seenBy viewer: UUID) -> Query<ProfileRow?> {
-        Query(visibleSQL, [other, viewer], read: firstProfile)
-    }
-
-    @Sendable static func firstProfile(_ result: QueryResult) throws -> ProfileRow? {
-        guard let row = result.first else { return nil }
-        var reader = RowReader(row)
-        return try ProfileRow(&reader)
+    public static func card(of other: UUID, seenBy viewer: UUID) -> Query<CardRow?> {
+        Query(visibleSQL, [other, viewer]) { result in
+            guard let row = result.first else { return nil }
+            var reader = RowReader(row)
+            return try CardRow(&reader)
+        }
     }
 }

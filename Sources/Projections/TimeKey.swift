@@ -12,4 +12,8 @@ public struct TimeKey: Sendable, Hashable {
         self.micros = micros
         self.id = id
     }
+
+    /// The row's time as a `Date` (microseconds are exact in a `Date` for centuries around now),
+    /// so a list needs not read the same timestamp twice.
+    public var date: Date { Date(timeIntervalSince1970: Double(micros) / 1_000_000) }
 }

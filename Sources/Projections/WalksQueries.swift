@@ -4,8 +4,8 @@ import Postgres
 /// A walk request with both users' cards, as stored.
 public struct WalkRow: Sendable {
     public var walkID: UUID
-    public var from: ProfileRow
-    public var to: ProfileRow
+    public var from: CardRow
+    public var to: CardRow
     public var message: String
     public var latitude: Double
     public var longitude: Double
@@ -21,7 +21,7 @@ public struct WalkRow: Sendable {
     /// The SELECT list of `walks w` joined with the profiles `f` (from) and `t` (to).
     static let columns =
         "w.walk_id, w.message, w.latitude, w.longitude, w.place_name, w.status, w.created_at, w.expires_at, "
-        + "w.answered_at, (extract(epoch FROM w.created_at) * 1000000)::bigint, " + ProfileRow.columns("f") + ", " + ProfileRow.columns("t")
+        + "w.answered_at, (extract(epoch FROM w.created_at) * 1000000)::bigint, " + CardRow.columns("f") + ", " + CardRow.columns("t")
 
     /// Reads the columns of `columns`.
     init(_ row: Row) throws {
@@ -36,8 +36,8 @@ public struct WalkRow: Sendable {
         expiresAt = try reader.date()
         answeredAt = try reader.optionalDate()
         key = TimeKey(micros: try reader.int64(), id: walkID)
-        from = try ProfileRow(&reader)
-        to = try ProfileRow(&reader)
+        from = try CardRow(&reader)
+        to = try CardRow(&reader)
     }
 }
 

@@ -1,4 +1,6 @@
+import Domain
 import Foundation
+import Gateway
 import XCTest
 
 /// The read side: every query route's answer after the commands it reflects, read-your-writes,
@@ -91,6 +93,38 @@ final class QueryRoutesTests: XCTestCase {
     }
 
     /// Without projectors running, a real position is never reached: 503 after the wait.
+    /// Cards on list pages are the profiles read model's stored text (rendered in SQL by
+    /// `profile_card()`); cards in command answers are written by the gateway. Both must be the
+    /// same bytes, also for text that needs escaping or is not ASCII.
+    func testStoredCardsAreTheBytesTheGatewayWrites() async throws {
+        try await GatewayFixture("stored-cards").run { client in
+            let a = try await client.signUp(#"Bo\"x\\"#, dog: #"보리 \"🐕\" \\ é"#)
+            let b = try await client.signUp("plain", dog: "Max")
+            try await client.makeMates(a, b)
+            let changed = try await client.send(.patch, "/v1/me", token: a.token, json: #"{"profile_image": null, "age": 12}"#)
+            XCTAssertEqual(changed.status, 200, changed.text)
+            let seen = ["Min-Log-Position": try XCTUnwrap(changed.header("Log-Position"))]
+            let profile = DogProfile(
+                nickname: #"Bo"x\"#,
+                dogName: #"보리 "🐕" \ é"#,
+                age: 12,
+                sex: .female,
+                neutered: true,
+                size: .small,
+                keywords: [.smart, .shy],
+                profileImage: nil
+            )
+            let written = CardJSON(userID: try XCTUnwrap(UUID(uuidString: a.id)), profile: profile).json
+            let card = try await client.send(.get, "/v1/users/\(a.id)", token: b.token, headers: seen)
+            XCTAssertEqual(card.status, 200, card.text)
+            XCTAssertEqual(card.text, String(decoding: written, as: UTF8.self), "the card route answers the stored card as it is")
+            let mates = try await client.send(.get, "/v1/me/mates", token: b.token, headers: seen)
+            XCTAssertEqual(mates.status, 200, mates.text)
+            let inner = String(decoding: written.dropFirst().dropLast(), as: UTF8.self)
+            XCTAssertTrue(mates.text.contains("{" + inner + ",\"mates_since\":"), mates.text)
+        }
+    }
+
     func testNotCaughtUpAfterTheWait() async throws {
         try await GatewayFixture("caughtup", background: []) { $0.readYourWritesTimeout = .milliseconds(300) }.run { client in
             let signUp = try await client.send(

@@ -31,18 +31,18 @@ final class QueriesTests: XCTestCase {
             var inboxes = 0
             for user in users {
                 let own = try XCTUnwrap(try c.run(ProfilesQueries.profile(of: user)))
-                XCTAssertEqual(try c.run(ProfilesQueries.profile(of: user, seenBy: user)), own)
+                try Self.assertCard(try XCTUnwrap(try c.run(ProfilesQueries.card(of: user, seenBy: user))), shows: own)
                 rows.profiles.append(Self.line(own))
                 let mates = try Self.pages { try c.run(MatesQueries.mates(of: user, after: $0, limit: Self.pageSize)) }
                 for mate in mates {
                     rows.mates.append(ReadModelRows.mate(user, mate.mate.userID, mate.matesSince))
-                    XCTAssertEqual(try c.run(ProfilesQueries.profile(of: mate.mate.userID, seenBy: user)), mate.mate)
+                    XCTAssertEqual(try c.run(ProfilesQueries.card(of: mate.mate.userID, seenBy: user)), mate.mate)
                 }
                 let requests = try Self.pages {
                     try c.run(MateRequestsQueries.requests(of: user, direction: "outgoing", status: nil, after: $0, limit: Self.pageSize))
                 }
                 for r in requests {
-                    XCTAssertEqual(r.from, own)
+                    try Self.assertCard(r.from, shows: own)
                     rows.mateRequests.append(
                         ReadModelRows.request(r.requestID, r.from.userID, r.to.userID, r.status, r.createdAt, r.updatedAt)
                     )
@@ -60,7 +60,7 @@ final class QueriesTests: XCTestCase {
                     )
                 }
                 for w in walks {
-                    XCTAssertEqual(w.from, own)
+                    try Self.assertCard(w.from, shows: own)
                     XCTAssertEqual(try c.run(WalksQueries.walk(w.walkID, seenBy: w.to.userID))?.key, w.key)
                     rows.walks.append(
                         ReadModelRows.walk(
@@ -119,6 +119,27 @@ final class QueriesTests: XCTestCase {
         let keys = all.map { ($0.key.micros, $0.key.id.lowercasedString) }
         XCTAssertTrue(zip(keys, keys.dropFirst()).allSatisfy { $0 > $1 }, "\(keys)")
         return all
+    }
+
+    /// A stored card is the card object of the profile: every member, nothing else.
+    static func assertCard(_ card: CardRow, shows p: ProfileRow, line: UInt = #line) throws {
+        XCTAssertEqual(card.userID, p.userID, line: line)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(card.json)) as? [String: Any], line: line)
+        XCTAssertEqual(
+            Set(object.keys),
+            ["user_id", "nickname", "dog_name", "age", "sex", "neutered", "size", "keywords", "profile_image"],
+            line: line
+        )
+        XCTAssertEqual(object["user_id"] as? String, p.userID.lowercasedString, line: line)
+        XCTAssertEqual(object["nickname"] as? String, p.profile.nickname, line: line)
+        XCTAssertEqual(object["dog_name"] as? String, p.profile.dogName, line: line)
+        XCTAssertEqual(object["age"] as? Int, p.profile.age, line: line)
+        XCTAssertEqual(object["sex"] as? String, p.profile.sex.rawValue, line: line)
+        XCTAssertEqual(object["neutered"] as? Bool, p.profile.neutered, line: line)
+        XCTAssertEqual(object["size"] as? String, p.profile.size.rawValue, line: line)
+        XCTAssertEqual(object["keywords"] as? [String], p.profile.keywords.map(\.rawValue), line: line)
+        XCTAssertEqual(object["profile_image"] as? String, p.profile.profileImage, line: line)
+        XCTAssertTrue(p.profile.profileImage != nil || object["profile_image"] is NSNull, line: line)
     }
 
     static func line(_ p: ProfileRow) -> String {
