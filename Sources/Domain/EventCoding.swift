@@ -98,15 +98,31 @@ extension WalkRequested {
         guard let latitude = Self.plainNumber(latitude), let longitude = Self.plainNumber(longitude),
             Self.isPlain(message), placeName.map(Self.isPlain) ?? true
         else { return nil }
-        var out = "{\"created_at\":\"" + Timestamp.string(from: createdAt)
-        out += "\",\"expires_at\":\"" + Timestamp.string(from: expiresAt)
-        out += "\",\"from\":\"" + from.lowercasedString
-        out += "\",\"latitude\":" + latitude + ",\"longitude\":" + longitude + ",\"message\":"
+        // Bytes, not String concatenation: the temporaries and scalar-by-scalar appends of
+        // the first version were still 2.5% of the server's CPU per SendWalk.
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + message.utf8.count + (placeName?.utf8.count ?? 0))
+        func add(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
+        add(#"{"created_at":""#)
+        Timestamp.appendUTF8(createdAt, to: &out)
+        add(#"","expires_at":""#)
+        Timestamp.appendUTF8(expiresAt, to: &out)
+        add(#"","from":""#)
+        from.appendLowercase(to: &out)
+        add(#"","latitude":"#)
+        out.append(contentsOf: latitude.utf8)
+        add(#","longitude":"#)
+        out.append(contentsOf: longitude.utf8)
+        add(#","message":"#)
         Self.appendQuoted(message, to: &out)
-        out += ",\"place_name\":"
-        if let placeName { Self.appendQuoted(placeName, to: &out) } else { out += "null" }
-        out += ",\"to\":\"" + to.lowercasedString + "\",\"walk_id\":\"" + walkID.lowercasedString + "\"}"
-        return Data(out.utf8)
+        add(#","place_name":"#)
+        if let placeName { Self.appendQuoted(placeName, to: &out) } else { add("null") }
+        add(#","to":""#)
+        to.appendLowercase(to: &out)
+        add(#"","walk_id":""#)
+        walkID.appendLowercase(to: &out)
+        add(#""}"#)
+        return Data(out)
     }
 
     /// A double as the encoder writes it, when that is plain digits: integral values without
@@ -123,15 +139,14 @@ extension WalkRequested {
         text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && $0.value != 0x2028 && $0.value != 0x2029 }
     }
 
-    static func appendQuoted(_ text: String, to out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            default: out.unicodeScalars.append(scalar)
-            }
+    /// `"` and `\` escaped, everything else as is (`isPlain` text): byte by byte is safe, as
+    /// neither byte occurs inside a multi-byte UTF-8 sequence.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+            out.append(byte)
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
