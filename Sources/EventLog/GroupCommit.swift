@@ -118,8 +118,14 @@ final class GroupCommit: Sendable {
     }
 
     /// The batch in one pipeline, one implicit transaction: the generic-plan setting when an
-    /// insert takes arrays, every stream's lock in one statement, then per append its insert
-    /// and its reads. Nil for an append whose condition failed.
+    /// insert takes arrays, every stream's lock in one statement, each append's insert, then one
+    /// read for all appends' reads. Nil for an append whose condition failed.
+    ///
+    /// The read comes after every insert of the batch and asks each stream from the lowest
+    /// version any append knows; each append gets its streams' events past its own version.
+    /// These may include a later append's events of the same batch: the same transaction commits
+    /// them, so they are the stream's history all the same. (One read per append was a second
+    /// statement per command, and concurrent commands mostly ask for the same users' streams.)
     private static func together(_ batch: [Waiting], on connection: Connection) throws -> [GroupAppendResult?] {
         var statements: [Connection.Statement] = []
         if batch.contains(where: { $0.plan.needsGenericPlan }) {
@@ -127,21 +133,19 @@ final class GroupCommit: Sendable {
         }
         statements.append(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams)))
         let first = statements.count
+        statements += batch.map(\.plan.insertStatement)
+        var asked: [String: Int64] = [:]
         for waiting in batch {
-            statements.append(waiting.plan.insertStatement)
-            if !waiting.reads.isEmpty { statements.append(EventLog.readStreamsStatement(after: waiting.reads)) }
+            for (stream, version) in waiting.reads { asked[stream] = min(asked[stream] ?? version, version) }
         }
+        if !asked.isEmpty { statements.append(EventLog.readStreamsStatement(after: asked)) }
         let results = try connection.pipeline(statements, chunkSize: Int.max)
-        var index = first
+        let read = asked.isEmpty ? [:] : try EventLog.streams(from: results[results.count - 1], asked: asked)
         var outcomes: [GroupAppendResult?] = []
-        for waiting in batch {
-            let appended = try waiting.plan.result(of: results[index])
-            index += 1
+        for (offset, waiting) in batch.enumerated() {
+            let appended = try waiting.plan.result(of: results[first + offset])
             var reads: [String: [RecordedEvent]] = [:]
-            if !waiting.reads.isEmpty {
-                reads = try EventLog.streams(from: results[index], asked: waiting.reads)
-                index += 1
-            }
+            for (stream, version) in waiting.reads { reads[stream] = (read[stream] ?? []).filter { $0.version > version } }
             outcomes.append(appended.map { GroupAppendResult(appended: $0, reads: reads) })
         }
         return outcomes

@@ -148,6 +148,49 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(all.count, 62)
         XCTAssertLessThan(Set(all.map(\.position.transactionID)).count, 31, "no two appends shared a transaction")
     }
+
+    /// Appends in one batch share one read of the streams their answers show: each gets exactly
+    /// its streams' events past the version it said it knows, whatever the others asked.
+    func testBatchedAppendsEachGetTheirOwnReads() async throws {
+        let (handler, pool) = try makeHandler("group-commit-reads", pool: 8)
+        defer { Task { await pool.close() } }
+        let log = handler.log
+        for index in 1...3 {
+            _ = try await log.append(
+                commandID: UUID(),
+                expectations: ["card-a": index == 1 ? .noStream : .exactly(Int64(index - 1))],
+                events: [NewEvent(stream: "card-a", type: "thing_happened", data: Data(#"{"n":\#(index)}"#.utf8))]
+            )
+        }
+        let results = try await withThrowingTaskGroup(of: (Int, GroupAppendResult).self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let known = Int64(index % 4)
+                    let result = try await log.append(
+                        AppendRequest(
+                            commandID: UUID(),
+                            expectations: ["own-\(index)": .noStream],
+                            events: [NewEvent(stream: "own-\(index)", type: "thing_happened", data: Data("{}".utf8))],
+                            reads: index % 5 == 0 ? [:] : ["card-a": known, "card-b": 0]
+                        )
+                    )
+                    return (index, result)
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        for (index, result) in results {
+            if index % 5 == 0 {
+                XCTAssertTrue(result.reads.isEmpty, "nothing asked, nothing read")
+                continue
+            }
+            let known = Int64(index % 4)
+            XCTAssertEqual(result.reads["card-a"]?.map(\.version), Array(stride(from: known + 1, through: 3, by: 1)), "append \(index)")
+            XCTAssertEqual(result.reads["card-b"]?.count, 0, "an empty stream asked for is there, empty")
+        }
+        let transactions = Set(results.values.map(\.appended.positions.last!.transactionID))
+        XCTAssertLessThan(transactions.count, 40, "some appends shared a batch")
+    }
 }
 
 /// Every recorded event, in feed order (without decoding: these are not domain events).
