@@ -131,7 +131,8 @@ extension WalkRequested {
         guard value.isFinite, !(value == 0 && value.sign == .minus) else { return nil }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         let text = value.description
-        return text.contains("e") ? nil : text
+        // Bytes: `String.contains(_:)` with a string goes through Foundation (NSString bridging).
+        return text.utf8.contains(UInt8(ascii: "e")) ? nil : text
     }
 
     /// Text the writer quotes exactly like the encoder: no control characters, no U+2028/2029.
