@@ -46,11 +46,20 @@ let package = Package(
         ),
         // The rules of the app: plain values and functions, no I/O.
         .target(name: "Domain", dependencies: ["CivilTime", "UUIDText"]),
+        // The log's edge for personal data: per-user data keys, sealing and opening events,
+        // crypto-shredding, keyed nickname stream names.
+        .target(
+            name: "PersonalData",
+            dependencies: [
+                "Postgres", "EventLog", "Domain", "UUIDText",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // Read models kept by checkpointed projectors; rebuild, verify and replay.
         .target(
             name: "Projections",
             dependencies: [
-                "Postgres", "EventLog", "Domain",
+                "Postgres", "EventLog", "Domain", "PersonalData",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -58,7 +67,7 @@ let package = Package(
         .target(
             name: "Commands",
             dependencies: [
-                "Domain", "EventLog", "Postgres", "UUIDText",
+                "Domain", "EventLog", "Postgres", "UUIDText", "PersonalData",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -67,30 +76,36 @@ let package = Package(
         // bulk-loaded logs, the in-SQL rebuild, pgbench references, throughput loops.
         .target(
             name: "Benchmarks",
-            dependencies: ["Postgres", "EventLog", "Domain", "Projections", "UUIDText"]
+            dependencies: ["Postgres", "EventLog", "Domain", "Projections", "UUIDText", "PersonalData"]
         ),
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks", "PersonalData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "UUIDText"]),
         // Private PostgreSQL clusters and fresh databases for the tests.
-        .target(name: "PostgresTesting", dependencies: ["Postgres", "EventLog"]),
+        .target(
+            name: "PostgresTesting",
+            dependencies: ["Postgres", "EventLog", "PersonalData", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
-        .testTarget(name: "CommandsTests", dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting", "Projections"]),
+        .testTarget(
+            name: "CommandsTests",
+            dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting", "Projections", "PersonalData"]
+        ),
         .testTarget(
             name: "ProjectionsTests",
-            dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting", "Benchmarks"]
+            dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting", "Benchmarks", "PersonalData"]
         ),
         // The HTTP gateway (Hummingbird 2): routes of API.md, auth, idempotency, read-your-writes.
         .target(
             name: "Gateway",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText", "PersonalData",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -104,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "Commands", "Projections", "Postgres", "EventLog", "Domain", "PostgresTesting",
+                "Gateway", "Commands", "Projections", "Postgres", "EventLog", "Domain", "PostgresTesting", "PersonalData",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

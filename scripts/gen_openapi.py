@@ -265,7 +265,14 @@ paths = {
                          errors={"404": err("Profile not projected yet.", "not_found")}),
         "patch": operation("updateMe", "Change parts of my profile.", request_body=body(ref("ProfileChanges")),
                            answers={"200": ok("The changed profile.", ref("Profile"), LOGPOS)},
-                           errors={"404": err("No such user.", "not_found"), "409": err("The nickname is taken.", "nickname_taken")})},
+                           errors={"404": err("No such user.", "not_found"), "409": err("The nickname is taken.", "nickname_taken")}),
+        "delete": operation("deleteMe", "Delete my account at once and for good.",
+                            description="Its sessions, drop tokens and stored answers are gone; mates are unpaired; pending "
+                                        "requests and walks are cancelled; its nickname is free again. Its data key is "
+                                        "destroyed, so nothing it wrote stays readable anywhere in the database, the log "
+                                        "included. This token stops working.",
+                            answers={"204": no_content("Deleted.", LOGPOS)},
+                            errors={"404": err("Already deleted.", "not_found")})},
     "/v1/me/device-token": {"put": operation("setDeviceToken", "Store my push token.", request_body=body(ref("DeviceToken")),
         answers={"204": no_content("Stored.", LOGPOS)})},
     "/v1/me/drop-tokens": {"post": operation("newDropToken", "A fresh drop token for my profile card.", params=[IDEM],

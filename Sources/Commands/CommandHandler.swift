@@ -2,6 +2,7 @@ import Domain
 import EventLog
 import Foundation
 import Logging
+import PersonalData
 import Postgres
 import UUIDText
 
@@ -29,15 +30,19 @@ public struct CommandHandler: Sendable {
     public let maxAttempts: Int
     /// States of streams already folded, so a load reads only newer events.
     public let cache: StreamCache
+    /// The log's edge for personal data: seals what is appended, opens what is read.
+    public let sealer: EventSealer
 
     public init(
         log: EventLog,
+        sealer: EventSealer,
         walkTTL: TimeInterval = SniffMeet.defaultWalkTTL,
         clock: @escaping @Sendable () -> Date = { Date() },
         maxAttempts: Int = 10,
         cache: StreamCache = StreamCache()
     ) {
         self.log = log
+        self.sealer = sealer
         self.walkTTL = walkTTL
         self.clock = clock
         self.maxAttempts = maxAttempts
@@ -51,7 +56,9 @@ public struct CommandHandler: Sendable {
         metadata: CommandMetadata,
         inSameTransaction: (@Sendable (Connection) throws -> Void)? = nil
     ) async throws -> CommandOutcome {
-        guard inSameTransaction == nil else {
+        // Deleting an account also destroys its key and drop tokens: one explicit transaction.
+        let ownTransaction = if case .deleteAccount = command { true } else { false }
+        guard inSameTransaction == nil, !ownTransaction else {
             return try await attempt(metadata: metadata, inSameTransaction: inSameTransaction) { _ in (command, nil) }
         }
         return try await straight(command, metadata: metadata)
@@ -162,11 +169,12 @@ public struct CommandHandler: Sendable {
             }
             let result: GroupAppendResult
             do {
+                let keys = try await sealer.keys(for: decision.events.map(\.event), pool: log.pool)
                 result = try await log.append(
                     AppendRequest(
                         commandID: metadata.commandID,
-                        expectations: Self.expectations(loaded.versions),
-                        events: newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions),
+                        expectations: expectations(loaded.versions),
+                        events: try newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions, keys: keys),
                         reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) })
                     )
                 )
@@ -181,9 +189,10 @@ public struct CommandHandler: Sendable {
                 continue
             }
             for (stream, version) in versions { cache.remember(stream, version: version, state: states[stream]!) }
+            let readKeys = try await sealer.keys(for: result.reads.values.joined(), pool: log.pool)
             for (stream, known) in cards {
                 let events = result.reads[stream.rawValue] ?? []
-                let state = try events.reduce(known.state) { SniffMeet.evolve($0, try $1.domainEvent()) }
+                let state = try events.reduce(known.state) { SniffMeet.evolve($0, try sealer.event(from: $1, keys: readKeys)) }
                 states[stream] = state
                 if let last = events.last { cache.remember(stream, version: last.version, state: state) }
             }
@@ -233,23 +242,30 @@ public struct CommandHandler: Sendable {
         case .respondWalk(let walkID, _, _), .cancelWalk(let walkID, _), .expireWalk(let walkID):
             guard let walk = states[.walk(walkID)]?.walk, let from = walk.from, let to = walk.to else { return [] }
             return [from, to]
-        case .registerUser, .updateProfile, .setDeviceToken, .dismissNotification: return []
+        case .registerUser, .updateProfile, .setDeviceToken, .dismissNotification, .deleteAccount: return []
         }
     }
 
     /// Every stream the decision was based on, at the version it was read: the append's conditions.
-    static func expectations(_ versions: [StreamName: Int64]) -> [String: ExpectedVersion] {
-        Dictionary(uniqueKeysWithValues: versions.map { ($0.key.rawValue, ExpectedVersion.version($0.value)) })
+    func expectations(_ versions: [StreamName: Int64]) -> [String: ExpectedVersion] {
+        Dictionary(uniqueKeysWithValues: versions.map { (sealer.storedName($0.key), ExpectedVersion.version($0.value)) })
     }
 
-    /// The decision's events as the log stores them.
-    func newEvents(_ decision: Decision, command: Command, metadata: CommandMetadata, readVersions: [StreamName: Int64]) -> [NewEvent] {
-        let versions = Dictionary(uniqueKeysWithValues: readVersions.map { ($0.key.rawValue, $0.value) })
-        return decision.events.map { item in
+    /// The decision's events as the log stores them: personal parts sealed under the `keys` of
+    /// their owners, nickname streams under their keyed names.
+    func newEvents(
+        _ decision: Decision,
+        command: Command,
+        metadata: CommandMetadata,
+        readVersions: [StreamName: Int64],
+        keys: [UUID: DataKeys.Entry]
+    ) throws -> [NewEvent] {
+        let versions = Dictionary(uniqueKeysWithValues: readVersions.map { (sealer.storedName($0.key), $0.value) })
+        return try decision.events.map { item in
             NewEvent(
-                stream: item.stream.rawValue,
+                stream: sealer.storedName(item.stream),
                 type: item.event.typeName,
-                data: item.event.encodedData(),
+                data: try sealer.data(of: item.event, keys: keys),
                 metadata: metadata.json(command: command.name, schemaVersion: item.event.schemaVersion, readVersions: versions)
             )
         }
@@ -283,7 +299,9 @@ public struct CommandHandler: Sendable {
                         if decision.consumesDropToken, let tokenHash { try DropTokens.spend(hash: tokenHash, on: connection) }
                         var appended: AppendResult?
                         if !decision.isEmpty {
-                            let expectations = Self.expectations(loaded.versions)
+                            let expectations = handler.expectations(loaded.versions)
+                            let owners = EventSealer.owners(of: decision.events.map(\.event))
+                            let keys = owners.isEmpty ? [:] : try handler.sealer.keys.entries(for: owners, creating: true, on: connection)
                             appended = try EventLog.append(
                                 on: connection,
                                 commandID: metadata.commandID,
@@ -292,9 +310,16 @@ public struct CommandHandler: Sendable {
                                     decision,
                                     command: command,
                                     metadata: metadata,
-                                    readVersions: loaded.versions
+                                    readVersions: loaded.versions,
+                                    keys: keys
                                 )
                             )
+                            // A deleted account's key goes in the same transaction as its
+                            // `user_deleted`, and so do its drop tokens (DESIGN.md, erasure).
+                            for case (_, .userDeleted(let deleted)) in decision.events {
+                                try handler.sealer.keys.erase(deleted.userID, on: connection)
+                                try DropTokens.deleteAll(of: deleted.userID, on: connection)
+                            }
                         }
                         try inSameTransaction?(connection)
                         var states = loaded.states
@@ -314,6 +339,7 @@ public struct CommandHandler: Sendable {
                     }
                 }
                 if outcome.position != nil && !outcome.replayed { log.announceCommitted() }
+                for case (_, .userDeleted(let deleted)) in outcome.events { sealer.keys.forget(deleted.userID) }
                 // Committed: the states after the append are those streams at their new versions.
                 if !outcome.replayed {
                     for (stream, version) in outcome.versions { cache.remember(stream, version: version, state: outcome.states[stream]!) }
@@ -340,13 +366,16 @@ public struct CommandHandler: Sendable {
         )
         guard result.count > 0 else { return nil }
         let recorded = try result.rows.map(EventLog.decodeEvent)
+        let keys = try sealer.keys(for: recorded, on: connection)
         var events: [(stream: StreamName, event: Event)] = []
         for event in recorded {
             guard let stream = StreamName(rawValue: event.stream) else { continue }
-            events.append((stream, try event.domainEvent()))
+            events.append((stream, try sealer.event(from: event, keys: keys)))
         }
+        // Nickname streams are stored under keyed names, which cannot be loaded back by name;
+        // no answer shows them.
         var seen: [StreamName] = []
-        for event in events where !seen.contains(event.stream) { seen.append(event.stream) }
+        for event in events where !seen.contains(event.stream) && event.stream.kind != .nickname { seen.append(event.stream) }
         let states = try load(seen, on: connection).states
         return CommandOutcome(events: events, position: recorded.last?.position, states: states, replayed: true)
     }
@@ -379,13 +408,14 @@ public struct CommandHandler: Sendable {
             let known = cache.entry(name)
             loaded.states[name] = known?.state ?? SniffMeet.initialState(of: name)
             loaded.versions[name] = known?.version ?? 0
-            after[name.rawValue] = known?.version ?? 0
+            after[sealer.storedName(name)] = known?.version ?? 0
         }
         let recorded = try EventLog.readStreams(on: connection, after: after)
+        let keys = try sealer.keys(for: recorded.values.joined(), on: connection)
         for name in names {
-            let events = recorded[name.rawValue] ?? []
+            let events = recorded[sealer.storedName(name)] ?? []
             guard let last = events.last else { continue }
-            loaded.states[name] = try events.reduce(loaded.states[name]!) { SniffMeet.evolve($0, try $1.domainEvent()) }
+            loaded.states[name] = try events.reduce(loaded.states[name]!) { SniffMeet.evolve($0, try sealer.event(from: $1, keys: keys)) }
             loaded.versions[name] = last.version
             cache.remember(name, version: last.version, state: loaded.states[name]!)
         }

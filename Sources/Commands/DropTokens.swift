@@ -29,6 +29,11 @@ enum DropTokens {
         try connection.execute("UPDATE drop_tokens SET used_at = now() WHERE token_hash = $1", [hash])
     }
 
+    /// Forgets every token `user` handed out (their account is being deleted).
+    static func deleteAll(of user: UUID, on connection: Connection) throws {
+        try connection.execute("DELETE FROM drop_tokens WHERE user_id = $1", [user])
+    }
+
     /// Forgets tokens that expired a while ago.
     static func purgeExpired(on connection: Connection) throws -> Int {
         try connection.execute("DELETE FROM drop_tokens WHERE expires_at < now() - interval '1 hour'").affectedRows

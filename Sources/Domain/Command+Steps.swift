@@ -90,6 +90,22 @@ extension Command {
 
         case .expireWalk(let walkID):
             return [.step(WalkDecider.self, on: .walk(walkID), .expire)]
+
+        case .deleteAccount(let userID, let partners, let walks):
+            // The user stream first (its refusal wins), then the nickname it holds (known once
+            // the user stream is loaded), then every pair and walk, settled on their behalf.
+            var steps: [Step] = [.step(UserDecider.self, on: .user(userID), .delete(userID: userID))]
+            if let nickname = loaded[.user(userID)]?.user?.nickname {
+                steps.append(.step(NicknameDecider.self, on: .nickname(nickname), .release(nickname: nickname, user: userID)))
+            }
+            var seen: Set<UUID> = [userID]
+            for partner in partners.sorted(by: { $0.uuidString < $1.uuidString }) where seen.insert(partner).inserted {
+                steps.append(.step(MatesDecider.self, on: .mates(userID, partner), .erase(user: userID, partner: partner)))
+            }
+            for walk in Set(walks).sorted(by: { $0.uuidString < $1.uuidString }) {
+                steps.append(.step(WalkDecider.self, on: .walk(walk), .erase(user: userID)))
+            }
+            return steps
         }
     }
 

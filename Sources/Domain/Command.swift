@@ -33,6 +33,10 @@ public enum Command: Sendable, Equatable {
     case cancelWalk(walkID: UUID, by: UUID)
     /// The expiry job marks a walk past its deadline.
     case expireWalk(walkID: UUID)
+    /// Delete the account for good: the user stream ends, the nickname is free again, and every
+    /// pair and walk the account has a part in (`partners`, `walks`, as the handler found them)
+    /// is settled. The log's edge destroys the user's key in the same transaction.
+    case deleteAccount(userID: UUID, partners: [UUID], walks: [UUID])
 
     /// The command's name, for metadata and logs.
     public var name: String {
@@ -50,6 +54,7 @@ public enum Command: Sendable, Equatable {
         case .respondWalk: "RespondWalk"
         case .cancelWalk: "CancelWalk"
         case .expireWalk: "ExpireWalk"
+        case .deleteAccount: "DeleteAccount"
         }
     }
 }

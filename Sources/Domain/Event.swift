@@ -10,6 +10,7 @@ public enum Event: Equatable, Sendable {
     case profileUpdated(ProfileUpdated)
     case deviceTokenSet(DeviceTokenSet)
     case notificationDismissed(NotificationDismissed)
+    case userDeleted(UserDeleted)
     // nickname-<lowercased>
     case nicknameReserved(NicknameClaim)
     case nicknameReleased(NicknameClaim)
@@ -25,6 +26,8 @@ public enum Event: Equatable, Sendable {
     case walkDeclined(WalkUpdate)
     case walkCancelled(WalkUpdate)
     case walkExpired(WalkUpdate)
+    // any stream: an event whose personal part belonged to a deleted user (never appended)
+    case erased(ErasedEvent)
 
     /// Every stored type name, in the order of the cases above.
     public static let typeNames: [String] = [
@@ -32,7 +35,7 @@ public enum Event: Equatable, Sendable {
         "nickname_reserved", "nickname_released",
         "mate_requested", "mate_accepted", "mate_declined", "mate_request_cancelled", "mates_unpaired",
         "walk_requested", "walk_accepted", "walk_declined", "walk_cancelled", "walk_expired",
-        "notification_dismissed",
+        "notification_dismissed", "user_deleted",
     ]
 
     /// The stable type name stored in the log's `type` column (snake_case; never renamed).
@@ -54,6 +57,8 @@ public enum Event: Equatable, Sendable {
         case .walkCancelled: "walk_cancelled"
         case .walkExpired: "walk_expired"
         case .notificationDismissed: "notification_dismissed"
+        case .userDeleted: "user_deleted"
+        case .erased(let e): e.typeName
         }
     }
 

@@ -12,28 +12,44 @@ public enum EventDecodingError: Error, Equatable, Sendable {
 }
 
 extension Event {
-    /// The event's JSON for the log's `data` column: sorted keys, snake_case, lowercase UUIDs,
-    /// RFC 3339 UTC dates with milliseconds. The same event always gives the same bytes.
-    public func encodedData() -> Data {
+    private static func encoder(_ part: EventPart) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(Timestamp.string(from: date))
         }
+        encoder.userInfo[EventPart.userInfoKey] = part
+        return encoder
+    }
+
+    /// One encoder per part; their options never change.
+    private static let encoders: [EventPart: JSONEncoder] = [
+        .whole: encoder(.whole), .clear: encoder(.clear), .personal: encoder(.personal),
+    ]
+
+    /// The event's JSON (or one `part` of it, see `EventPart`): sorted keys, snake_case,
+    /// lowercase UUIDs, RFC 3339 UTC dates with milliseconds. The same event always gives the
+    /// same bytes. The log's `data` column holds the clear part and the sealed personal part.
+    public func encodedData(_ part: EventPart = .whole) -> Data {
+        // An event without personal fields is all clear.
+        if personalDataOwner == nil, part != .whole { return part == .personal ? Data("{}".utf8) : encodedData() }
+        let encoder = Self.encoders[part]!
         do {
             switch self {
             case .userRegistered(let p): return try encoder.encode(p)
             case .profileUpdated(let p): return try encoder.encode(p)
             case .deviceTokenSet(let p): return try encoder.encode(p)
             case .notificationDismissed(let p): return try encoder.encode(p)
+            case .userDeleted(let p): return try encoder.encode(p)
             case .nicknameReserved(let p), .nicknameReleased(let p): return try encoder.encode(p)
             case .mateRequested(let p), .mateDeclined(let p), .mateRequestCancelled(let p): return try encoder.encode(p)
             case .mateAccepted(let p): return try encoder.encode(p)
             case .matesUnpaired(let p): return try encoder.encode(p)
-            case .walkRequested(let p): return try p.handwrittenJSON() ?? encoder.encode(p)
+            case .walkRequested(let p): return try p.handwrittenJSON(part) ?? encoder.encode(p)
             case .walkAccepted(let p), .walkDeclined(let p), .walkCancelled(let p), .walkExpired(let p):
                 return try encoder.encode(p)
+            case .erased(let e): preconditionFailure("an erased \(e.typeName) event is never written")
             }
         } catch {
             // Only non-finite doubles can fail, and decide() never lets them into an event.
@@ -83,6 +99,7 @@ extension Event {
         case "walk_cancelled": return .walkCancelled(try payload(WalkUpdate.self))
         case "walk_expired": return .walkExpired(try payload(WalkUpdate.self))
         case "notification_dismissed": return .notificationDismissed(try payload(NotificationDismissed.self))
+        case "user_deleted": return .userDeleted(try payload(UserDeleted.self))
         default: throw EventDecodingError.unknownType(typeName)
         }
     }
@@ -94,7 +111,7 @@ extension WalkRequested {
     /// command. Nil when a value is outside what this writer knows to format exactly like the
     /// encoder (exponents, negative zero, control or line-separator characters), which then
     /// encodes as before. A test compares both on many random walks.
-    func handwrittenJSON() -> Data? {
+    func handwrittenJSON(_ part: EventPart = .whole) -> Data? {
         guard let latitude = Self.plainNumber(latitude), let longitude = Self.plainNumber(longitude),
             Self.isPlain(message), placeName.map(Self.isPlain) ?? true
         else { return nil }
@@ -103,25 +120,44 @@ extension WalkRequested {
         var out: [UInt8] = []
         out.reserveCapacity(256 + message.utf8.count + (placeName?.utf8.count ?? 0))
         func add(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
-        add(#"{"created_at":""#)
-        Timestamp.appendUTF8(createdAt, to: &out)
-        add(#"","expires_at":""#)
-        Timestamp.appendUTF8(expiresAt, to: &out)
-        add(#"","from":""#)
-        from.appendLowercase(to: &out)
-        add(#"","latitude":"#)
-        out.append(contentsOf: latitude.utf8)
-        add(#","longitude":"#)
-        out.append(contentsOf: longitude.utf8)
-        add(#","message":"#)
-        Self.appendQuoted(message, to: &out)
-        add(#","place_name":"#)
-        if let placeName { Self.appendQuoted(placeName, to: &out) } else { add("null") }
-        add(#","to":""#)
-        to.appendLowercase(to: &out)
-        add(#"","walk_id":""#)
-        walkID.appendLowercase(to: &out)
-        add(#""}"#)
+        // Members in sorted key order, each part keeping that order.
+        var first = true
+        func key(_ text: StaticString) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            add(text)
+        }
+        add("{")
+        if part.writesClear {
+            key(#""created_at":""#)
+            Timestamp.appendUTF8(createdAt, to: &out)
+            add(#"""#)
+            key(#""expires_at":""#)
+            Timestamp.appendUTF8(expiresAt, to: &out)
+            add(#"""#)
+            key(#""from":""#)
+            from.appendLowercase(to: &out)
+            add(#"""#)
+        }
+        if part.writesPersonal {
+            key(#""latitude":"#)
+            out.append(contentsOf: latitude.utf8)
+            key(#""longitude":"#)
+            out.append(contentsOf: longitude.utf8)
+            key(#""message":"#)
+            Self.appendQuoted(message, to: &out)
+            key(#""place_name":"#)
+            if let placeName { Self.appendQuoted(placeName, to: &out) } else { add("null") }
+        }
+        if part.writesClear {
+            key(#""to":""#)
+            to.appendLowercase(to: &out)
+            add(#"""#)
+            key(#""walk_id":""#)
+            walkID.appendLowercase(to: &out)
+            add(#"""#)
+        }
+        add("}")
         return Data(out)
     }
 

@@ -10,6 +10,8 @@ public enum MatesDecider: Decider {
         case decline(requestID: UUID, by: UUID)
         case cancel(requestID: UUID, by: UUID)
         case unpair(by: UUID, mate: UUID)
+        /// `user` deletes their account: the pair with `partner` is settled on their behalf.
+        case erase(user: UUID, partner: UUID)
     }
 
     public static let initial = MatesState.initial
@@ -88,6 +90,19 @@ public enum MatesDecider: Decider {
             // Either mate may unpair; mates are symmetric.
             guard by != mate, state.areMates else { throw .notMates }
             return [.matesUnpaired(MatesUnpaired(by: by, mate: mate, at: now))]
+
+        case .erase(let user, let partner):
+            // A deleted account leaves no relationship behind: mates are unpaired and a pending
+            // request is withdrawn whichever way it went. Anything else is already settled.
+            switch state.status {
+            case .mates:
+                return [.matesUnpaired(MatesUnpaired(by: user, mate: partner, at: now))]
+            case .pending(let requestID, let from, let to):
+                guard from == user || to == user else { return [] }
+                return [.mateRequestCancelled(MateRequestUpdate(requestID: requestID, from: from, to: to, at: now))]
+            case .none:
+                return []
+            }
         }
     }
 

@@ -23,8 +23,11 @@ public struct NicknameClaim: Sendable, Equatable, Codable {
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(nickname, forKey: .nickname)
-        try c.encode(userID.lowercasedString, forKey: .userID)
-        try c.encode(at, forKey: .at)
+        let part = EventPart(encoder)
+        if part.writesPersonal { try c.encode(nickname, forKey: .nickname) }
+        if part.writesClear {
+            try c.encode(userID.lowercasedString, forKey: .userID)
+            try c.encode(at, forKey: .at)
+        }
     }
 }

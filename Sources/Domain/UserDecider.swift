@@ -11,6 +11,8 @@ public enum UserDecider: Decider {
         case updateProfile(userID: UUID, changes: ProfileChanges)
         case setDeviceToken(userID: UUID, token: String)
         case dismissNotification(userID: UUID, notificationID: UUID)
+        /// The owner deletes the account.
+        case delete(userID: UUID)
     }
 
     /// Device tokens are hex strings of 64 to 200 characters (APNs tokens are 32 bytes today;
@@ -32,6 +34,10 @@ public enum UserDecider: Decider {
             s.deviceToken = e.deviceToken
         case .notificationDismissed(let e):
             s.dismissedNotifications.insert(e.notificationID)
+        case .userDeleted:
+            // Keep only that it existed and is gone.
+            s = UserState(userID: s.userID, registeredAt: s.registeredAt)
+            s.isDeleted = true
         default:
             break
         }
@@ -45,7 +51,7 @@ public enum UserDecider: Decider {
             let profile = try profile.validated()
             // User ids are made by the server; a second sign-up on one stream is a bug, not a retry
             // (retries are caught earlier by the command id).
-            guard !state.isRegistered else { throw .alreadyExists }
+            guard !state.isRegistered, !state.isDeleted else { throw .alreadyExists }
             return [.userRegistered(UserRegistered(userID: userID, profile: profile, registeredAt: now))]
 
         case .updateProfile(let userID, let changes):
@@ -70,6 +76,11 @@ public enum UserDecider: Decider {
             // Dismissing twice (a retry, two devices) changes nothing.
             guard !state.dismissedNotifications.contains(notificationID) else { return [] }
             return [.notificationDismissed(NotificationDismissed(userID: userID, notificationID: notificationID, at: now))]
+
+        case .delete(let userID):
+            // A deleted account has no profile, so it cannot be deleted twice (nor changed at all).
+            guard state.isRegistered else { throw .userNotFound }
+            return [.userDeleted(UserDeleted(userID: userID, at: now))]
         }
     }
 }

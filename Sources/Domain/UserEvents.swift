@@ -24,9 +24,12 @@ public struct UserRegistered: Sendable, Equatable, Codable {
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.lowercasedString, forKey: .userID)
-        try c.encode(profile, forKey: .profile)
-        try c.encode(registeredAt, forKey: .registeredAt)
+        let part = EventPart(encoder)
+        if part.writesClear {
+            try c.encode(userID.lowercasedString, forKey: .userID)
+            try c.encode(registeredAt, forKey: .registeredAt)
+        }
+        if part.writesPersonal { try c.encode(profile, forKey: .profile) }
     }
 }
 
@@ -50,13 +53,17 @@ public struct ProfileUpdated: Sendable, Equatable, Codable {
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.lowercasedString, forKey: .userID)
-        try c.encode(profile, forKey: .profile)
-        try c.encode(updatedAt, forKey: .updatedAt)
+        let part = EventPart(encoder)
+        if part.writesClear {
+            try c.encode(userID.lowercasedString, forKey: .userID)
+            try c.encode(updatedAt, forKey: .updatedAt)
+        }
+        if part.writesPersonal { try c.encode(profile, forKey: .profile) }
     }
 }
 
-/// `device_token_set`: the phone's push token (hex).
+/// `device_token_set`: the phone's push token (hex). No longer written (device tokens belong to
+/// sessions, outside the log); older logs hold it, and folds read past it.
 public struct DeviceTokenSet: Sendable, Equatable, Codable {
     public var userID: UUID
     public var deviceToken: String
@@ -76,9 +83,12 @@ public struct DeviceTokenSet: Sendable, Equatable, Codable {
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.lowercasedString, forKey: .userID)
-        try c.encode(deviceToken, forKey: .deviceToken)
-        try c.encode(at, forKey: .at)
+        let part = EventPart(encoder)
+        if part.writesClear {
+            try c.encode(userID.lowercasedString, forKey: .userID)
+            try c.encode(at, forKey: .at)
+        }
+        if part.writesPersonal { try c.encode(deviceToken, forKey: .deviceToken) }
     }
 }
 
@@ -105,6 +115,29 @@ public struct NotificationDismissed: Sendable, Equatable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(userID.lowercasedString, forKey: .userID)
         try c.encode(notificationID.lowercasedString, forKey: .notificationID)
+        try c.encode(at, forKey: .at)
+    }
+}
+
+/// `user_deleted`: the owner deleted their account. Written in the same transaction that
+/// destroys their data key, so every event sealed under that key comes before it in the feed.
+public struct UserDeleted: Sendable, Equatable, Codable {
+    public var userID: UUID
+    public var at: Date
+
+    public init(userID: UUID, at: Date) {
+        self.userID = userID
+        self.at = at
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case at
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userID.lowercasedString, forKey: .userID)
         try c.encode(at, forKey: .at)
     }
 }

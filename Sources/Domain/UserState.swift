@@ -11,6 +11,8 @@ public struct UserState: Sendable, Equatable {
     public var deviceToken: String?
     /// Inbox entries the user removed (notification ids); dismissing one again changes nothing.
     public var dismissedNotifications: Set<UUID>
+    /// The owner deleted the account: nothing more can happen on this stream.
+    public var isDeleted: Bool = false
 
     public init(
         userID: UUID? = nil,

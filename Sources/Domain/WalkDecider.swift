@@ -10,6 +10,8 @@ public enum WalkDecider: Decider {
         case cancel(by: UUID)
         /// Written by the expiry job once the deadline has passed.
         case expire
+        /// The sender or the addressee deletes their account: a pending walk is withdrawn.
+        case erase(user: UUID)
     }
 
     /// Walk requests are answerable for 60 s unless configured otherwise.
@@ -118,6 +120,13 @@ public enum WalkDecider: Decider {
             guard let walk = state.request, state.status == .pending, now >= walk.expiresAt else { return [] }
             // Stamped with the deadline, not the job's clock, so the fact does not depend on the job.
             return [.walkExpired(WalkUpdate(walkID: walk.walkID, from: walk.from, to: walk.to, at: walk.expiresAt))]
+
+        case .erase(let user):
+            // Only a walk still waiting for its answer is withdrawn; answered, cancelled or past
+            // its deadline, it is settled already.
+            guard let walk = state.request, state.status == .pending, walk.from == user || walk.to == user, now < walk.expiresAt
+            else { return [] }
+            return [.walkCancelled(WalkUpdate(walkID: walk.walkID, from: walk.from, to: walk.to, at: now))]
         }
     }
 }

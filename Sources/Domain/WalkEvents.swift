@@ -50,15 +50,20 @@ public struct WalkRequested: Sendable, Equatable, Codable {
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(walkID.lowercasedString, forKey: .walkID)
-        try c.encode(from.lowercasedString, forKey: .from)
-        try c.encode(to.lowercasedString, forKey: .to)
-        try c.encode(message, forKey: .message)
-        try c.encode(latitude, forKey: .latitude)
-        try c.encode(longitude, forKey: .longitude)
-        try c.encode(placeName, forKey: .placeName)  // explicit null keeps the key set stable
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(expiresAt, forKey: .expiresAt)
+        let part = EventPart(encoder)
+        if part.writesClear {
+            try c.encode(walkID.lowercasedString, forKey: .walkID)
+            try c.encode(from.lowercasedString, forKey: .from)
+            try c.encode(to.lowercasedString, forKey: .to)
+            try c.encode(createdAt, forKey: .createdAt)
+            try c.encode(expiresAt, forKey: .expiresAt)
+        }
+        if part.writesPersonal {
+            try c.encode(message, forKey: .message)
+            try c.encode(latitude, forKey: .latitude)
+            try c.encode(longitude, forKey: .longitude)
+            try c.encode(placeName, forKey: .placeName)  // explicit null keeps the key set stable
+        }
     }
 }
 

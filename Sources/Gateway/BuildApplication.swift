@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import Hummingbird
 import Logging
+import PersonalData
 import Postgres
 import Projections
 import ServiceLifecycle
@@ -71,7 +72,8 @@ public func buildApplication(
         logger: logger
     )
     let log = EventLog(pool: pool)
-    let handler = CommandHandler(log: log, walkTTL: configuration.walkTTL)
+    let sealer = EventSealer(secret: configuration.secret)
+    let handler = CommandHandler(log: log, sealer: sealer, walkTTL: configuration.walkTTL)
     var backgroundServices: [any Service] = []
     var waiter: ProjectionProgress.Waiter?
     var feedWaiter: ProjectionProgress.Waiter?
@@ -79,7 +81,7 @@ public func buildApplication(
         backgroundServices.append(LogListenerService(log: log, connectionString: configuration.databaseURL, logger: logger))
     }
     if background.contains(.projections) {
-        let runner = ProjectionRunner(log: log, connectionString: configuration.databaseURL, logger: logger)
+        let runner = ProjectionRunner(log: log, sealer: sealer, connectionString: configuration.databaseURL, logger: logger)
         backgroundServices.append(ProjectionRunnerService(runner: runner))
         // In-process projectors wake waiting queries the moment they commit (no polling).
         waiter = { position, names, timeout in try await runner.waitUntil(position: position, projectors: names, timeout: timeout) }

@@ -2,6 +2,7 @@ import Commands
 import Domain
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 
 /// Runs a domain command through the command handler for a route: admitted by the database
@@ -42,6 +43,9 @@ struct CommandRunner: Sendable {
             throw CommandRefusal(error.apiError)
         } catch CommandError.domain(let error) {
             throw CommandRefusal(error.apiError)
+        } catch PersonalDataError.erased {
+            // The caller's account was deleted while this request was on its way.
+            throw CommandRefusal(.unauthorized)
         }
         if !outcome.replayed && !outcome.events.isEmpty { metrics.recordAppends(command: name, events: outcome.events.count) }
         return outcome

@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import Foundation
+import PersonalData
 
 /// Everything the gateway can be told from outside: flags of `sniffmeet serve` and the
 /// environment. Defaults are those of API.md.

@@ -1,6 +1,7 @@
 @preconcurrency import Crypto
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 import UUIDText
 
@@ -163,4 +164,11 @@ public struct IdempotencyStore: Sendable {
         let box = try AES.GCM.SealedBox(combined: sealed)
         return String(decoding: try AES.GCM.open(box, using: sealing, authenticating: keyHash), as: UTF8.self)
     }
+
+    /// Deletes every stored answer of `user` on `connection` (their account is being deleted:
+    /// the answers may show their data).
+    static func forget(_ user: UUID, on connection: Connection) throws {
+        try connection.execute("DELETE FROM idempotency_keys WHERE scope = $1", [user])
+    }
+
 }

@@ -33,6 +33,11 @@ public struct ReadModels: Sendable {
         try await gate.run(ProfilesQueries.card(of: other, seenBy: viewer), on: pool).map(CardJSON.init)
     }
 
+    /// What deleting `user`'s account must settle (`AccountTiesQueries`).
+    public func ties(of user: UUID) async throws -> AccountTies {
+        try await gate.run(AccountTiesQueries.ties(of: user), on: pool)
+    }
+
     // MARK: Mates
 
     /// The caller's mates, newest first.

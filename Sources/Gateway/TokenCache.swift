@@ -18,6 +18,10 @@ final class TokenCache: Sendable {
         entries.withLock { $0[hash] }
     }
 
+    func forget(_ user: UUID) {
+        entries.withLock { entries in entries = entries.filter { $0.value != user } }
+    }
+
     func remember(_ hash: String, _ user: UUID) {
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }

@@ -26,6 +26,14 @@ public struct TokenStore: Sendable {
         try connection.execute("INSERT INTO auth_tokens (token_hash, user_id) VALUES (decode($1, 'hex'), $2)", [hash(token), user])
     }
 
+    /// Deletes every token of `user` on `connection` (inside the account deletion's transaction).
+    public static func revokeAll(of user: UUID, on connection: Connection) throws {
+        try connection.execute("DELETE FROM auth_tokens WHERE user_id = $1", [user])
+    }
+
+    /// Drops `user`'s cached tokens in this process.
+    public func forget(_ user: UUID) { cache.forget(user) }
+
     /// The user a token belongs to, or `nil`.
     ///
     /// The row is found by the hash (an index lookup that reveals nothing about the token), and

@@ -19,6 +19,7 @@ struct UsersController {
         queries.get("/v1/me", use: me)
         commands.patch("/v1/me", use: update)
         commands.put("/v1/me/device-token", use: deviceToken)
+        commands.delete("/v1/me", use: deleteAccount)
         commands.post("/v1/me/drop-tokens", use: dropToken)
         queries.get("/v1/users/{id}", use: card)
     }
@@ -70,6 +71,28 @@ struct UsersController {
         let user = try context.user
         let body = try await services.body.decode(DeviceTokenBody.self, from: request)
         let outcome = try await runner.run(.setDeviceToken(userID: user, token: body.deviceToken), try context.command)
+        return NoContent(logPosition: try await runner.position(of: outcome))
+    }
+
+    /// `DELETE /v1/me`: erases the account at once and for good (API.md, "Deleting an account").
+    ///
+    /// The pairs and walks to settle come from the read models once they hold the whole log as
+    /// of now; the deletion's append is conditioned on each of those streams, so a change there
+    /// meanwhile makes it decide again. Its key, drop tokens, sessions and stored answers go in
+    /// the same transaction as its `user_deleted`.
+    @Sendable func deleteAccount(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
+        let user = try context.user
+        let head = try await services.gate.admitted { [log = services.log] in try await log.head() }
+        try await services.progress.waitUntil(head, projectors: ["mates", "mate_requests", "walks"], timeout: .seconds(3))
+        let ties = try await services.readModels.ties(of: user)
+        let outcome = try await runner.run(
+            .deleteAccount(userID: user, partners: ties.partners, walks: ties.walks),
+            try context.command
+        ) { connection in
+            try TokenStore.revokeAll(of: user, on: connection)
+            try IdempotencyStore.forget(user, on: connection)
+        }
+        services.tokens.forget(user)
         return NoContent(logPosition: try await runner.position(of: outcome))
     }
 

@@ -254,6 +254,12 @@ public final class EmbeddedPostgres: Sendable {
 
     // MARK: Helpers
 
+    /// The path of the installed PostgreSQL program `name` (`pg_dump`, `pgbench`, …) beside
+    /// the server binaries this launcher uses, if there is one.
+    public static func tool(_ name: String) -> String? {
+        findBinDirectory().map { $0 + "/" + name }.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
+    }
+
     static func findBinDirectory() -> String? {
         let fileManager = FileManager.default
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""

@@ -1,5 +1,7 @@
+@preconcurrency import Crypto
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 import Synchronization
 
@@ -10,6 +12,12 @@ import Synchronization
 /// other's rows, even when they run side by side. Each database is owned by the owner login,
 /// which migrated it, and reachable as the runtime login as `sniffmeet serve` would use it.
 public enum TestDatabase {
+    /// The edge for personal data that a test process's handlers and projectors share (one
+    /// master key per process, as one per deployment).
+    public static let sealer = EventSealer(secret: masterKey)
+    /// The master key of this test process.
+    public static let masterKey = SymmetricKey(size: .bits256)
+
     /// The two logins of one test database.
     public struct Logins: Sendable {
         /// The database's name.

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 
 /// The `projector_checkpoints` table: where each projector (and each rebuild) stands.
@@ -63,10 +64,11 @@ public enum Checkpoints {
         through last: LogPosition,
         projectors: [(projector: any Projector, checkpoint: LogPosition)],
         tables: TableSet,
+        sealer: EventSealer,
         on connection: Connection
     ) throws -> Int {
         try connection.transaction { connection in
-            try applyBatchInTransaction(events, through: last, projectors: projectors, tables: tables, on: connection)
+            try applyBatchInTransaction(events, through: last, projectors: projectors, tables: tables, sealer: sealer, on: connection)
         }
     }
 
@@ -77,6 +79,7 @@ public enum Checkpoints {
         through last: LogPosition,
         projectors: [(projector: any Projector, checkpoint: LogPosition)],
         tables: TableSet,
+        sealer: EventSealer,
         on connection: Connection
     ) throws -> Int {
         let moving = projectors.filter { $0.checkpoint < last }
@@ -84,7 +87,7 @@ public enum Checkpoints {
         var applied = 0
         for (projector, checkpoint) in moving {
             let fresh = events.first.map { $0.position > checkpoint } == true ? events : events.filter { $0.position > checkpoint }
-            try projector.apply(fresh, to: tables, on: connection)
+            try projector.apply(fresh, to: tables, on: connection, sealer: sealer)
             applied += fresh.count
         }
         return applied

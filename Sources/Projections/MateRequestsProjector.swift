@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import PersonalData
 import Postgres
 
 /// `mate_requests`: every mate request with its current status. Every mate event names its
@@ -18,7 +19,8 @@ public struct MateRequestsProjector: Projector {
         var updatedAt: Date
     }
 
-    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
+    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
+        try DeletedAccounts.remove(events, from: tables("mate_requests"), naming: ["from_user", "to_user"], on: connection)
         var rows: [UUID: Row] = [:]
         var order: [UUID] = []
         func step(_ id: UUID, from: UUID, to: UUID, status: String, at: Date, created: Bool) {

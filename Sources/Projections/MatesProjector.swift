@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import PersonalData
 import Postgres
 
 /// `mates`: two rows per pair of mates (one per side) with the time they became mates.
@@ -14,7 +15,8 @@ public struct MatesProjector: Projector {
         case apart
     }
 
-    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
+    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
+        try DeletedAccounts.remove(events, from: tables("mates"), naming: ["user_id", "mate_id"], on: connection)
         var finals: [MatePair: Final] = [:]
         var order: [MatePair] = []
         func set(_ pair: MatePair, _ final: Final) {

@@ -1,6 +1,7 @@
 import Domain
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 
 /// `notifications`: each user's inbox. An entry's id is the id of the event that caused it;
@@ -25,7 +26,9 @@ public struct NotificationsProjector: Projector {
         var position: LogPosition
     }
 
-    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
+    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
+        try DeletedAccounts.remove(events, from: tables("notifications"), naming: ["user_id", "from_user"], on: connection)
+        try DeletedAccounts.remove(events, from: tables("notification_senders"), naming: ["user_id"], on: connection)
         // What this batch needs from before it: senders' dog names and walks requested earlier.
         var senders: Set<UUID> = []
         var walksBefore: Set<UUID> = []
@@ -44,7 +47,7 @@ public struct NotificationsProjector: Projector {
             }
         }
         var dogNames = try loadDogNames(Array(senders), tables: tables, on: connection)
-        var walks = try loadWalks(Array(walksBefore), on: connection)
+        var walks = try loadWalks(Array(walksBefore), sealer: sealer, on: connection)
 
         var entries: [UUID: Entry] = [:]
         var order: [UUID] = []
@@ -155,21 +158,15 @@ public struct NotificationsProjector: Projector {
 
     /// Walks requested before this batch, read from the log itself (immutable, so as
     /// deterministic as a table of our own): each walk stream's first event.
-    private func loadWalks(_ walkIDs: [UUID], on connection: Connection) throws -> [UUID: WalkRequested] {
+    private func loadWalks(_ walkIDs: [UUID], sealer: EventSealer, on connection: Connection) throws -> [UUID: WalkRequested] {
         guard !walkIDs.isEmpty else { return [:] }
         let result = try connection.execute(
-            """
-            SELECT event_type, data, metadata FROM events WHERE stream_id = ANY($1::text[]) AND stream_version = 1
-            """,
+            "SELECT \(EventLog.columns) FROM events WHERE stream_id = ANY($1::text[]) AND stream_version = 1",
             [walkIDs.map { StreamName.walk($0).rawValue }]
         )
         var walks: [UUID: WalkRequested] = [:]
-        for row in result.rows {
-            let event = try Event.decode(
-                typeName: try row.string(0),
-                schemaVersion: RecordedEvent.schemaVersion(in: try row.json(2)),
-                data: try row.json(1)
-            )
+        // A walk whose sender was erased opens as `.erased`: no entry names them any more.
+        for event in try sealer.events(from: try result.rows.map(EventLog.decodeEvent), on: connection) {
             if case .walkRequested(let walk) = event { walks[walk.walkID] = walk }
         }
         return walks

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import PersonalData
 import Postgres
 
 /// `profiles`: each user's current dog profile, and its card rendered once (`profile_card()`,
@@ -17,7 +18,8 @@ public struct ProfilesProjector: Projector {
         var updatedAt: Date
     }
 
-    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
+    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
+        try DeletedAccounts.remove(events, from: tables("profiles"), naming: ["user_id"], on: connection)
         var rows: [UUID: Row] = [:]
         var order: [UUID] = []
         for event in events {

@@ -1,6 +1,8 @@
 import Domain
 import EventLog
 import Foundation
+import PersonalData
+import Postgres
 
 /// An event of the log decoded into the domain's `Event`, with what projectors need of its
 /// record: feed position, event id (notification ids) and stream.
@@ -17,17 +19,32 @@ public struct ProjectedEvent: Sendable {
         self.event = event
     }
 
-    /// Decodes a page of the feed. Types this code does not know are left out (no read model
-    /// can use them; the caller's checkpoint still moves past them). A known type that fails
-    /// to decode is an error: skipping it would silently lose a row.
-    public static func decode(_ records: [RecordedEvent]) throws -> [ProjectedEvent] {
+    /// Decodes a page of the feed, opening sealed personal parts with keys read on
+    /// `connection`. Types this code does not know are left out (no read model can use them;
+    /// the caller's checkpoint still moves past them). A known type that fails to decode is an
+    /// error: skipping it would silently lose a row.
+    ///
+    /// Deleted accounts: an event that names a user erased by now is left out too, except that
+    /// user's `user_deleted`, which removes every row naming them. So a read model never shows a
+    /// deleted user, whether it projects their events before or after the deletion (a rebuild
+    /// skips them all; the live runner wrote rows that `user_deleted` then removes).
+    public static func decode(_ records: [RecordedEvent], sealer: EventSealer, on connection: Connection) throws -> [ProjectedEvent] {
+        let known = records.filter { Event.typeNames.contains($0.type) }
+        let keys = try sealer.keys(for: known, on: connection)
         var decoded: [ProjectedEvent] = []
-        decoded.reserveCapacity(records.count)
-        for record in records {
-            guard Event.typeNames.contains(record.type) else { continue }
-            let event = try Event.decode(typeName: record.type, schemaVersion: record.schemaVersion, data: record.data)
+        decoded.reserveCapacity(known.count)
+        var named: Set<UUID> = []
+        for record in known {
+            let event = try sealer.event(from: record, keys: keys)
+            if case .erased = event { continue }
+            named.formUnion(event.namedUsers)
             decoded.append(ProjectedEvent(position: record.position, id: record.id, stream: record.stream, event: event))
         }
-        return decoded
+        let erased = named.isEmpty ? [] : try sealer.keys.erasedUsers(among: named, on: connection)
+        guard !erased.isEmpty else { return decoded }
+        return decoded.filter { projected in
+            if case .userDeleted = projected.event { return true }
+            return projected.event.namedUsers.allSatisfy { !erased.contains($0) }
+        }
     }
 }

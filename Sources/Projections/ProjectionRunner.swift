@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import Logging
+import PersonalData
 import Postgres
 import Synchronization
 
@@ -39,6 +40,8 @@ public final class ProjectionRunner: Sendable {
     static let lockClass: Int32 = 73_362_244
 
     public let log: EventLog
+    /// Opens sealed personal parts of the events it projects.
+    public let sealer: EventSealer
     public let connectionString: String
     public let projectors: [any Projector]
     public let options: Options
@@ -62,12 +65,14 @@ public final class ProjectionRunner: Sendable {
 
     public init(
         log: EventLog,
+        sealer: EventSealer,
         connectionString: String,
         projectors: [any Projector] = Projectors.all,
         options: Options = Options(),
         logger: Logger = Logger(label: "sniffmeet.projections")
     ) {
         self.log = log
+        self.sealer = sealer
         self.connectionString = connectionString
         self.projectors = projectors
         self.options = options
@@ -262,6 +267,7 @@ public final class ProjectionRunner: Sendable {
             let batch = owned.map { (projector: $0, checkpoint: checkpoints[$0.name]!) }
             let from = batch.map(\.checkpoint).min()!
             let step: Step
+            let sealer = self.sealer
             do {
                 step = try await pool.withConnection { connection in
                     // A replaced connection no longer holds the locks.
@@ -270,8 +276,8 @@ public final class ProjectionRunner: Sendable {
                     guard let last = page.events.last?.position else {
                         return Step(last: nil, full: false, pending: page.pendingBeyondHorizon)
                     }
-                    let events = try ProjectedEvent.decode(page.events)
-                    try Checkpoints.applyBatch(events, through: last, projectors: batch, tables: .live, on: connection)
+                    let events = try ProjectedEvent.decode(page.events, sealer: sealer, on: connection)
+                    try Checkpoints.applyBatch(events, through: last, projectors: batch, tables: .live, sealer: sealer, on: connection)
                     return Step(last: last, full: page.full, pending: page.pendingBeyondHorizon)
                 }
             } catch ProjectionError.checkpointMoved {

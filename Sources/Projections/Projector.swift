@@ -1,6 +1,7 @@
 import Domain
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 
 /// One read model: its tables and how a batch of events changes them.
@@ -16,7 +17,7 @@ public protocol Projector: Sendable {
     /// The tables compared by `verify` and checksums (helper tables are derived from them).
     var publicTables: [String] { get }
     /// Writes the effect of `events` (in feed order, all after the checkpoint) into `tables`.
-    func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws
+    func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws
 }
 
 extension Projector {

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import Logging
+import PersonalData
 import Postgres
 
 /// Rebuilds read models from the whole log without taking them offline.
@@ -17,6 +18,8 @@ import Postgres
 /// Blocking: run it on a dedicated thread (`run(onThread:)`), never on Swift's cooperative pool.
 public struct RebuildJob: Sendable {
     public var connectionString: String
+    /// Opens sealed personal parts of the events it projects.
+    public var sealer: EventSealer
     public var projectors: [any Projector]
     public var batchSize: Int
     /// Drop half-built fresh tables left by an earlier run and start from the beginning.
@@ -36,12 +39,14 @@ public struct RebuildJob: Sendable {
 
     public init(
         connectionString: String,
+        sealer: EventSealer,
         projectors: [any Projector] = Projectors.all,
         batchSize: Int = 5000,
         restart: Bool = false,
         logger: Logger = Logger(label: "sniffmeet.rebuild")
     ) {
         self.connectionString = connectionString
+        self.sealer = sealer
         self.projectors = projectors
         self.batchSize = batchSize
         self.restart = restart
@@ -117,12 +122,13 @@ public struct RebuildJob: Sendable {
             }
             let page = try EventLog.readFeed(on: connection, after: cursor, limit: batchSize)
             if let last = page.events.last?.position {
-                let events = try ProjectedEvent.decode(page.events)
+                let events = try ProjectedEvent.decode(page.events, sealer: sealer, on: connection)
                 try Checkpoints.applyBatch(
                     events,
                     through: last,
                     projectors: projectors.map { ($0, checkpoints[$0.name]!) },
                     tables: fresh,
+                    sealer: sealer,
                     on: connection
                 )
                 for name in names where checkpoints[name]! < last { checkpoints[name] = last }
@@ -157,12 +163,13 @@ public struct RebuildJob: Sendable {
             while true {
                 let page = try EventLog.readFeed(on: connection, after: cursor, limit: batchSize)
                 guard let last = page.events.last?.position else { break }
-                let events = try ProjectedEvent.decode(page.events)
+                let events = try ProjectedEvent.decode(page.events, sealer: sealer, on: connection)
                 try Checkpoints.applyBatchInTransaction(
                     events,
                     through: last,
                     projectors: projectors.map { ($0, checkpoints[$0.name]!) },
                     tables: fresh,
+                    sealer: sealer,
                     on: connection
                 )
                 for name in names where checkpoints[name]! < last { checkpoints[name] = last }

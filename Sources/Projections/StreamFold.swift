@@ -1,6 +1,7 @@
 import Domain
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 
 /// `sniffmeet replay --fold STREAM [--at POSITION]`: a stream's state as of a feed position,
@@ -15,18 +16,18 @@ public enum StreamFold {
         public var state: StreamState
     }
 
-    /// Blocking.
-    public static func run(stream: String, at: LogPosition?, on connection: Connection) throws -> Result {
+    /// Blocking. The events of a deleted user fold as `Event.erased` (their content is gone).
+    public static func run(stream: String, at: LogPosition?, sealer: EventSealer, on connection: Connection) throws -> Result {
         guard let name = StreamName(rawValue: stream) else {
             throw ProjectionError.invalidArgument("\(stream) is not a stream name (user-…, nickname-…, mates-…-…, walk-…)")
         }
         let records = try EventLog.readStream(on: connection, stream).filter { at == nil || $0.position <= at! }
-        let events = try ProjectedEvent.decode(records)
+        let events = try sealer.events(from: records.filter { Event.typeNames.contains($0.type) }, on: connection)
         return Result(
             stream: stream,
             version: records.last?.version ?? 0,
             position: records.last?.position,
-            state: SniffMeet.fold(name, events.map(\.event))
+            state: SniffMeet.fold(name, events)
         )
     }
 }

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 
 /// `sniffmeet verify`: projects the whole log into scratch tables and compares them, row by
@@ -11,6 +12,8 @@ import Postgres
 /// The scratch tables are temporary and vanish with the transaction. Blocking.
 public struct Verifier: Sendable {
     public var connectionString: String
+    /// Opens sealed personal parts of the events it folds.
+    public var sealer: EventSealer
     public var projectors: [any Projector]
     public var batchSize: Int
     /// At most this many differing rows are reported per table and side.
@@ -38,8 +41,15 @@ public struct Verifier: Sendable {
         public var samples: [Difference]
     }
 
-    public init(connectionString: String, projectors: [any Projector] = Projectors.all, batchSize: Int = 5000, maxRowsShown: Int = 20) {
+    public init(
+        connectionString: String,
+        sealer: EventSealer,
+        projectors: [any Projector] = Projectors.all,
+        batchSize: Int = 5000,
+        maxRowsShown: Int = 20
+    ) {
         self.connectionString = connectionString
+        self.sealer = sealer
         self.projectors = projectors
         self.batchSize = batchSize
         self.maxRowsShown = maxRowsShown
@@ -71,11 +81,11 @@ public struct Verifier: Sendable {
             )
             let records = try result.rows.map(EventLog.decodeEvent)
             guard let last = records.last?.position else { break }
-            let events = try ProjectedEvent.decode(records)
+            let events = try ProjectedEvent.decode(records, sealer: sealer, on: connection)
             for projector in projectors {
                 let upTo = checkpoints[projector.name]!
                 let mine = events.filter { $0.position <= upTo }
-                if !mine.isEmpty { try projector.apply(mine, to: .scratch, on: connection) }
+                if !mine.isEmpty { try projector.apply(mine, to: .scratch, on: connection, sealer: sealer) }
             }
             cursor = last
             projected += records.count

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import PersonalData
 import Postgres
 
 /// `walks`: every walk request with its status, deadline and answer time. A batch folds to
@@ -16,7 +17,8 @@ public struct WalksProjector: Projector {
         var answeredAt: Date?
     }
 
-    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
+    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
+        try DeletedAccounts.remove(events, from: tables("walks"), naming: ["from_user", "to_user"], on: connection)
         var rows: [UUID: Row] = [:]
         var order: [UUID] = []
         func step(_ id: UUID, status: String, answeredAt: Date?) {

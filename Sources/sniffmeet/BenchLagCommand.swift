@@ -3,6 +3,7 @@ import Benchmarks
 import EventLog
 import Foundation
 import Logging
+import PersonalData
 import Postgres
 import Projections
 import Synchronization
@@ -31,7 +32,13 @@ struct BenchLagCommand: AsyncParsableCommand {
         let log = EventLog(pool: pool)
         var options = ProjectionRunner.Options()
         options.batchSize = 1000
-        let runner = ProjectionRunner(log: log, connectionString: connectionString, options: options, logger: logger)
+        let runner = ProjectionRunner(
+            log: log,
+            sealer: try opened.sealer(),
+            connectionString: connectionString,
+            options: options,
+            logger: logger
+        )
         runner.start()
 
         let clock = ContinuousClock()

@@ -3,6 +3,7 @@ import Benchmarks
 import EventLog
 import Foundation
 import Logging
+import PersonalData
 import Postgres
 import Projections
 
@@ -59,7 +60,13 @@ struct BenchRebuildCommand: AsyncParsableCommand {
         }
 
         // The projectors, as `sniffmeet rebuild --all --restart`.
-        let job = RebuildJob(connectionString: connectionString, batchSize: batchSize, restart: true, logger: logger)
+        let job = RebuildJob(
+            connectionString: connectionString,
+            sealer: try opened.sealer(),
+            batchSize: batchSize,
+            restart: true,
+            logger: logger
+        )
         let projectorStart = Date()
         _ = try await job.run(
             onThread: { false },

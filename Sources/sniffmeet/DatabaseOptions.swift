@@ -1,7 +1,9 @@
 import ArgumentParser
+@preconcurrency import Crypto
 import EventLog
 import Foundation
 import Logging
+import PersonalData
 import Postgres
 
 /// Where the database is, and as whom: `--database-url`/`DATABASE_URL` is the runtime login
@@ -104,6 +106,15 @@ struct OpenDatabase: Sendable {
         guard let runtimeConnectionString else { throw .noRuntimeLogin }
         return runtimeConnectionString
     }
+
+    /// The server's master key: the environment's, else (embedded only) the one kept beside
+    /// the cluster's data, made on first use.
+    func masterKey() throws -> SymmetricKey {
+        try ServerSecret.load(defaultFile: embedded.map { $0.options.dataDirectory + "/sniffmeet-master.key" })
+    }
+
+    /// What opens (and seals) personal data in the log, under `masterKey()`.
+    func sealer() throws -> EventSealer { EventSealer(secret: try masterKey()) }
 
     /// For reading only (verify, export, fold): the runtime login when there is one.
     var readerConnectionString: String { runtimeConnectionString ?? ownerConnectionString }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PersonalData
 import Projections
 
 /// `sniffmeet rebuild [NAME…|--all]`: rebuilds read models into fresh tables while the live
@@ -31,6 +32,7 @@ struct RebuildCommand: AsyncParsableCommand {
         let printer = ProgressPrinter()
         let job = RebuildJob(
             connectionString: opened.ownerConnectionString,
+            sealer: try opened.sealer(),
             projectors: projectors,
             batchSize: batchSize,
             restart: restart,

@@ -3,6 +3,7 @@ import Domain
 import EventLog
 import Foundation
 import Logging
+import PersonalData
 import Postgres
 import Projections
 
@@ -68,8 +69,9 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         if let fold {
             let at = try Self.position(at, "at")
+            let sealer = try opened.sealer()
             let result = try await onThread("sniffmeet.replay") {
-                try StreamFold.run(stream: fold, at: at, on: Connection(connectionString: connectionString))
+                try StreamFold.run(stream: fold, at: at, sealer: sealer, on: Connection(connectionString: connectionString))
             }
             print("stream \(result.stream) at version \(result.version)" + (result.position.map { " (log position \($0))" } ?? " (empty)"))
             var text = ""

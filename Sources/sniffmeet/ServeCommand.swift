@@ -24,7 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info("database ready", metadata: ["applied": "\(applied)"])
         try await opened.warnAboutRuntimeRights(logger: logger)
         // The embedded setup keeps its master key beside its data; a real database needs one configured.
-        let secret = try ServerSecret.load(defaultFile: opened.embedded.map { $0.options.dataDirectory + "/sniffmeet-master.key" })
+        let secret = try opened.masterKey()
         let configuration = try GatewayConfiguration(host: host, port: port, databaseURL: runtime, secret: secret)
             .applyingEnvironment()
         let app = try buildApplication(configuration, logger: logger)

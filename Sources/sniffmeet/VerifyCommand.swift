@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PersonalData
 import Projections
 
 /// `sniffmeet verify`: projects the whole log into scratch tables and compares them with the
@@ -21,7 +22,12 @@ struct VerifyCommand: AsyncParsableCommand {
         let opened = try await database.open(logger: logger)
         defer { opened.close() }
         let printer = ProgressPrinter()
-        let verifier = Verifier(connectionString: opened.readerConnectionString, projectors: projectors, maxRowsShown: show)
+        let verifier = Verifier(
+            connectionString: opened.readerConnectionString,
+            sealer: try opened.sealer(),
+            projectors: projectors,
+            maxRowsShown: show
+        )
         let started = Date()
         let reports = try await onThread("sniffmeet.verify") {
             try verifier.run { events in

@@ -3,6 +3,7 @@ import Domain
 import EventLog
 import Foundation
 import Postgres
+import PostgresTesting
 import Projections
 import XCTest
 
@@ -40,7 +41,7 @@ final class CommandHandlerTests: XCTestCase {
     /// next load (the cache is only a starting point; newer events are always read).
     func testStreamCacheSeesAppendsOfAnotherProcess() async throws {
         let (here, pool) = try makeHandler("cache")
-        let elsewhere = CommandHandler(log: here.log, walkTTL: 60)
+        let elsewhere = CommandHandler(log: here.log, sealer: TestDatabase.sealer, walkTTL: 60)
         let users = try await register(2, with: here)
         try await makeMates(users[0], users[1], with: here)
         // `here` has the pair stream cached as mates; `elsewhere` unpairs them.
@@ -65,7 +66,9 @@ final class CommandHandlerTests: XCTestCase {
         }
         // And the cached fold equals a fold from scratch.
         let cached = try await here.states(of: [.mates(users[0], users[1]), .user(users[0])])
-        let fresh = try await CommandHandler(log: here.log).states(of: [.mates(users[0], users[1]), .user(users[0])])
+        let fresh = try await CommandHandler(log: here.log, sealer: TestDatabase.sealer).states(of: [
+            .mates(users[0], users[1]), .user(users[0]),
+        ])
         XCTAssertEqual(cached, fresh)
         await pool.close()
     }
@@ -181,7 +184,12 @@ final class CommandHandlerTests: XCTestCase {
             metadata: as_(users[0])
         )
         // The job reads the walks read model: let the real walks projector catch up.
-        let runner = ProjectionRunner(log: handler.log, connectionString: await pool.connectionString, projectors: [WalksProjector()])
+        let runner = ProjectionRunner(
+            log: handler.log,
+            sealer: TestDatabase.sealer,
+            connectionString: await pool.connectionString,
+            projectors: [WalksProjector()]
+        )
         runner.start()
         let caughtUp = try await runner.waitUntil(position: try await handler.log.head(), timeout: .seconds(10))
         await runner.stop()

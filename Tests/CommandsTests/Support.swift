@@ -2,6 +2,7 @@ import Commands
 import Domain
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
 import PostgresTesting
 import Synchronization
@@ -19,7 +20,7 @@ func makeHandler(_ label: String, clock: TestClock? = nil, pool size: Int = 20) 
     let log = EventLog(pool: pool)
     let now: @Sendable () -> Date
     if let clock { now = { clock.now } } else { now = { Date() } }
-    let handler = CommandHandler(log: log, walkTTL: 60, clock: now)
+    let handler = CommandHandler(log: log, sealer: TestDatabase.sealer, walkTTL: 60, clock: now)
     return (handler, pool)
 }
 
@@ -58,13 +59,13 @@ func makeMates(_ a: UUID, _ b: UUID, with handler: CommandHandler) async throws 
 }
 
 /// Every event of the log, decoded, in feed order.
-func wholeLog(_ pool: ConnectionPool) async throws -> [(recorded: RecordedEvent, event: Event)] {
+func wholeLog(_ pool: ConnectionPool, sealer: EventSealer = TestDatabase.sealer) async throws -> [(recorded: RecordedEvent, event: Event)] {
     try await pool.withConnection { connection in
         var all: [(RecordedEvent, Event)] = []
         var checkpoint = LogPosition.start
         while true {
             let page = try EventLog.readFeed(on: connection, after: checkpoint, limit: 10_000)
-            for recorded in page.events { all.append((recorded, try recorded.domainEvent())) }
+            for recorded in page.events { all.append((recorded, try sealer.events(from: [recorded], on: connection)[0])) }
             guard let last = page.events.last else { return all }
             checkpoint = last.position
         }

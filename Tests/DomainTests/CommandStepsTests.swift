@@ -35,8 +35,8 @@ final class CommandStepsTests: XCTestCase {
         }
         // The comparison means something only if every command both wrote and was refused somewhere
         // (the expiry job's command is never refused: too early or too late is a no-op).
-        XCTAssertEqual(decidedEvents.count, 13, "every command case decided events: \(decidedEvents.sorted())")
-        XCTAssertEqual(refused.count, 12, "every command case but ExpireWalk was refused: \(refused.sorted())")
+        XCTAssertEqual(decidedEvents.count, 14, "every command case decided events: \(decidedEvents.sorted())")
+        XCTAssertEqual(refused.count, 13, "every command case but ExpireWalk was refused: \(refused.sorted())")
         XCTAssertFalse(refused.contains("ExpireWalk"))
     }
 
@@ -152,6 +152,11 @@ final class CommandStepsTests: XCTestCase {
                 .expireWalk(walkID: walkID),
             ]
         }
+        list += [
+            .deleteAccount(userID: alice, partners: [bob], walks: [walk1, walk2]),
+            .deleteAccount(userID: bob, partners: [alice, alice, bob], walks: [walk2]),
+            .deleteAccount(userID: carol, partners: [], walks: []),
+        ]
         return list
     }()
 
@@ -182,6 +187,13 @@ final class CommandStepsTests: XCTestCase {
             return [.walk(walkID), .mates(from, to)]
         case .respondWalk(let walkID, _, _), .cancelWalk(let walkID, _), .expireWalk(let walkID):
             return [.walk(walkID)]
+        case .deleteAccount(let userID, let partners, let walks):
+            var names: [StreamName] = [.user(userID)]
+            if let nickname = loaded[.user(userID)]?.user?.nickname { names.append(.nickname(nickname)) }
+            for partner in Set(partners).subtracting([userID]).sorted(by: { $0.uuidString < $1.uuidString }) {
+                names.append(.mates(userID, partner))
+            }
+            return names + Set(walks).sorted(by: { $0.uuidString < $1.uuidString }).map(StreamName.walk)
         }
     }
 
@@ -265,6 +277,38 @@ final class CommandStepsTests: XCTestCase {
             return one(.walk(walkID), try WalkDecider.decide(.cancel(by: by), walk(.walk(walkID)), context: context))
         case .expireWalk(let walkID):
             return one(.walk(walkID), try WalkDecider.decide(.expire, walk(.walk(walkID)), context: context))
+        case .deleteAccount(let userID, let partners, let walks):
+            let userStream = StreamName.user(userID)
+            var appends: [Decision.Append] = [
+                .init(stream: userStream, events: try UserDecider.decide(.delete(userID: userID), user(userStream), context: context))
+            ]
+            if let held = user(userStream).nickname {
+                let stream = StreamName.nickname(held)
+                appends.append(
+                    .init(
+                        stream: stream,
+                        events: try NicknameDecider.decide(.release(nickname: held, user: userID), nickname(stream), context: context)
+                    )
+                )
+            }
+            for partner in Set(partners).subtracting([userID]).sorted(by: { $0.uuidString < $1.uuidString }) {
+                let stream = StreamName.mates(userID, partner)
+                appends.append(
+                    .init(
+                        stream: stream,
+                        events: try MatesDecider.decide(.erase(user: userID, partner: partner), mates(stream), context: context)
+                    )
+                )
+            }
+            for walkID in Set(walks).sorted(by: { $0.uuidString < $1.uuidString }) {
+                appends.append(
+                    .init(
+                        stream: .walk(walkID),
+                        events: try WalkDecider.decide(.erase(user: userID), walk(.walk(walkID)), context: context)
+                    )
+                )
+            }
+            return Decision(appends: appends)
         }
     }
 }

@@ -102,11 +102,15 @@ final class EventJSONGoldenTests: XCTestCase {
             .notificationDismissed(NotificationDismissed(userID: alice, notificationID: walk1, at: t0)),
             #"{"at":"\#(at)","notification_id":"\#(w)","user_id":"\#(a)"}"#
         ),
+        (
+            .userDeleted(UserDeleted(userID: alice, at: t0)),
+            #"{"at":"\#(at)","user_id":"\#(a)"}"#
+        ),
     ]
 
     func testEveryEventTypeHasAGolden() {
         XCTAssertEqual(Self.goldens.map(\.0.typeName), Event.typeNames)
-        XCTAssertEqual(Set(Event.typeNames).count, 16)
+        XCTAssertEqual(Set(Event.typeNames).count, 17)
     }
 
     func testEveryEventTypeEncodesToItsGoldenJSON() {
@@ -122,6 +126,23 @@ final class EventJSONGoldenTests: XCTestCase {
                 event,
                 event.typeName
             )
+        }
+    }
+
+    /// The log's edge seals the personal part and stores the clear part: together they are the
+    /// whole event, and the clear part holds none of the personal fields.
+    func testTheClearAndPersonalPartsSplitTheWholeEvent() throws {
+        for (event, json) in Self.goldens {
+            let whole = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [String: Any]
+            let clear = try JSONSerialization.jsonObject(with: event.encodedData(.clear)) as! [String: Any]
+            let personal = try JSONSerialization.jsonObject(with: event.encodedData(.personal)) as! [String: Any]
+            XCTAssertEqual(Set(clear.keys).union(personal.keys), Set(whole.keys), event.typeName)
+            XCTAssertTrue(Set(clear.keys).isDisjoint(with: personal.keys), event.typeName)
+            XCTAssertEqual(personal.isEmpty, event.personalDataOwner == nil, event.typeName)
+            XCTAssertEqual(Event.personalTypeNames.contains(event.typeName), event.personalDataOwner != nil, event.typeName)
+            for key in ["profile", "nickname", "message", "latitude", "longitude", "place_name", "device_token"] {
+                XCTAssertNil(clear[key], "\(event.typeName) keeps \(key) in the clear")
+            }
         }
     }
 

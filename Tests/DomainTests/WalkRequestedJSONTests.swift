@@ -38,6 +38,15 @@ final class WalkRequestedJSONTests: XCTestCase {
             guard let fast = walk.handwrittenJSON() else { continue }
             handwritten += 1
             XCTAssertEqual(String(decoding: fast, as: UTF8.self), String(decoding: try encoder.encode(walk), as: UTF8.self))
+            // Each part as the encoder writes it (what the log's edge stores and seals).
+            for part in [EventPart.clear, .personal] {
+                encoder.userInfo[EventPart.userInfoKey] = part
+                XCTAssertEqual(
+                    String(decoding: try XCTUnwrap(walk.handwrittenJSON(part)), as: UTF8.self),
+                    String(decoding: try encoder.encode(walk), as: UTF8.self)
+                )
+            }
+            encoder.userInfo[EventPart.userInfoKey] = nil
         }
         XCTAssertGreaterThan(handwritten, 1_000, "the common case takes the hand-written path")
     }

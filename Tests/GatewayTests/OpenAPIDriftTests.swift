@@ -1,6 +1,7 @@
 import Commands
 import Foundation
 import Gateway
+import PostgresTesting
 import XCTest
 
 /// The OpenAPI document and the router must describe the same (method, path) set.
@@ -13,7 +14,7 @@ final class OpenAPIDriftTests: XCTestCase {
             log: .init(pool: .init(connectionString: fixture.configuration.databaseURL))
         )
         // Hummingbird's own route list; its paths print parameters as `{name}`, as OpenAPI does.
-        let router = buildRouter(services, handler: .init(log: services.log))
+        let router = buildRouter(services, handler: .init(log: services.log, sealer: TestDatabase.sealer))
         let served = Set(router.routes.map { OpenAPIDocument.Operation(method: $0.method.rawValue, path: $0.path.description) })
         let documented = Set(try OpenAPIDocument.operations())
         XCTAssertFalse(served.isEmpty)

@@ -16,8 +16,8 @@ final class CommandsIntegrationTests: XCTestCase {
         let logins = try TestDatabase.createLogins("commands_integration")
         let pool = ConnectionPool(connectionString: logins.runtime, maxConnections: 4)
         let log = EventLog(pool: pool)
-        let handler = CommandHandler(log: log)
-        let runner = ProjectionRunner(log: log, connectionString: logins.runtime)
+        let handler = CommandHandler(log: log, sealer: TestDatabase.sealer)
+        let runner = ProjectionRunner(log: log, sealer: TestDatabase.sealer, connectionString: logins.runtime)
         runner.start()
 
         let alice = UUID()
@@ -61,7 +61,10 @@ final class CommandsIntegrationTests: XCTestCase {
         XCTAssertEqual(remaining, 0)
 
         await runner.stop()
-        let outcome = try await RebuildJob(connectionString: logins.owner).run(onThread: { false }, progress: { _ in })
+        let outcome = try await RebuildJob(connectionString: logins.owner, sealer: TestDatabase.sealer).run(
+            onThread: { false },
+            progress: { _ in }
+        )
         guard case .swapped = outcome else { return XCTFail("\(outcome)") }
         let afterRebuild = try await pool.withConnection {
             (

@@ -2,6 +2,7 @@ import Domain
 import EventLog
 import Foundation
 import Postgres
+import PostgresTesting
 import Projections
 import XCTest
 
@@ -13,7 +14,7 @@ final class QueriesTests: XCTestCase {
         try await h.append(800)
         var options = ProjectionRunner.Options()
         options.pollInterval = .milliseconds(50)
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options)
+        let runner = ProjectionRunner(log: h.log, sealer: TestDatabase.sealer, connectionString: h.connectionString, options: options)
         runner.start()
         let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(60))
         await runner.stop()

@@ -2,6 +2,7 @@ import Domain
 import EventLog
 import Foundation
 import Postgres
+import PostgresTesting
 import Projections
 import Synchronization
 import XCTest
@@ -19,7 +20,12 @@ final class RebuildTests: XCTestCase {
     func testRebuildWhileCommandsKeepArrivingSwapsInEveryEventAndQueriesNeverFail() async throws {
         let h = try Harness("rebuild_live", seed: 21)
         try await h.append(1500)
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
+        let runner = ProjectionRunner(
+            log: h.log,
+            sealer: TestDatabase.sealer,
+            connectionString: h.connectionString,
+            options: runnerOptions()
+        )
         runner.start()
         let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(60))
         XCTAssertTrue(caughtUp)
@@ -43,7 +49,7 @@ final class RebuildTests: XCTestCase {
         }
         // A writer, as clients would, all through the rebuild.
         let writer = Task { try await h.append(1500) }
-        let job = RebuildJob(connectionString: h.ownerConnectionString, batchSize: 200)
+        let job = RebuildJob(connectionString: h.ownerConnectionString, sealer: TestDatabase.sealer, batchSize: 200)
         let outcome = try await job.run(onThread: { false }, progress: { _ in })
         try await writer.value
         done.set()
@@ -71,7 +77,12 @@ final class RebuildTests: XCTestCase {
     func testCancelledRebuildLeavesLiveTablesServingAndARerunResumes() async throws {
         let h = try Harness("rebuild_resume", seed: 8)
         try await h.append(1200)
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
+        let runner = ProjectionRunner(
+            log: h.log,
+            sealer: TestDatabase.sealer,
+            connectionString: h.connectionString,
+            options: runnerOptions()
+        )
         runner.start()
         let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(60))
         XCTAssertTrue(caughtUp)
@@ -80,7 +91,7 @@ final class RebuildTests: XCTestCase {
 
         // Cancel ("Ctrl-C") after the second batch.
         let batches = Counter()
-        let first = try await RebuildJob(connectionString: h.ownerConnectionString, batchSize: 300).run(
+        let first = try await RebuildJob(connectionString: h.ownerConnectionString, sealer: TestDatabase.sealer, batchSize: 300).run(
             onThread: { batches.count >= 2 },
             progress: { if $0.phase == .catchingUp { batches.increment() } }
         )
@@ -91,7 +102,7 @@ final class RebuildTests: XCTestCase {
         let kept = try await h.query { try Checkpoints.read("walks__rebuild", on: $0) }
         XCTAssertEqual(kept, stoppedAt, "the fresh tables keep their checkpoint")
 
-        let second = try await RebuildJob(connectionString: h.ownerConnectionString, batchSize: 300).run(
+        let second = try await RebuildJob(connectionString: h.ownerConnectionString, sealer: TestDatabase.sealer, batchSize: 300).run(
             onThread: { false },
             progress: { _ in }
         )
@@ -106,13 +117,18 @@ final class RebuildTests: XCTestCase {
     func testVerifyFindsNoDifferenceThenReportsTamperedRows() async throws {
         let h = try Harness("verify", seed: 13)
         try await h.append(800)
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
+        let runner = ProjectionRunner(
+            log: h.log,
+            sealer: TestDatabase.sealer,
+            connectionString: h.connectionString,
+            options: runnerOptions()
+        )
         runner.start()
         let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(60))
         XCTAssertTrue(caughtUp)
         await runner.stop()
 
-        let clean = try Verifier(connectionString: h.connectionString).run()
+        let clean = try Verifier(connectionString: h.connectionString, sealer: TestDatabase.sealer).run()
         XCTAssertEqual(clean.map(\.table), ["profiles", "mates", "mate_requests", "walks", "notifications", "notification_senders"])
         XCTAssertEqual(clean.map(\.differingRows), [0, 0, 0, 0, 0, 0])
         XCTAssertTrue(clean.allSatisfy { $0.liveRows == $0.expectedRows && $0.checkpoint == h.lastPosition })
@@ -121,7 +137,7 @@ final class RebuildTests: XCTestCase {
             try c.execute("UPDATE walks SET status = 'tampered' WHERE walk_id = (SELECT min(walk_id::text)::uuid FROM walks)")
             try c.execute("DELETE FROM mates WHERE (user_id, mate_id) = (SELECT user_id, mate_id FROM mates ORDER BY 1, 2 LIMIT 1)")
         }
-        let dirty = try Verifier(connectionString: h.connectionString).run()
+        let dirty = try Verifier(connectionString: h.connectionString, sealer: TestDatabase.sealer).run()
         let byTable = Dictionary(uniqueKeysWithValues: dirty.map { ($0.table, $0) })
         XCTAssertEqual(byTable["walks"]?.differingRows, 2, "the right row missing, the tampered one unexpected")
         XCTAssertEqual(byTable["mates"]?.differingRows, 1)
@@ -134,18 +150,26 @@ final class RebuildTests: XCTestCase {
     /// (into fresh tables, and from scratch by the runner) gives the same checksums.
     func testTenThousandCommandsVerifyCleanAndRebuildsGiveIdenticalChecksums() async throws {
         let h = try Harness("ten_thousand", seed: 99, users: 200)
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
+        let runner = ProjectionRunner(
+            log: h.log,
+            sealer: TestDatabase.sealer,
+            connectionString: h.connectionString,
+            options: runnerOptions()
+        )
         runner.start()
         try await h.append(10_000)
         let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(120))
         XCTAssertTrue(caughtUp)
         await runner.stop()
         assertSameRows(try await h.actual(), h.expected())
-        let reports = try Verifier(connectionString: h.connectionString).run()
+        let reports = try Verifier(connectionString: h.connectionString, sealer: TestDatabase.sealer).run()
         XCTAssertEqual(reports.map(\.differingRows).reduce(0, +), 0)
         let live = try await h.query { try ReadModelChecksum.compute(on: $0) }
 
-        let outcome = try await RebuildJob(connectionString: h.ownerConnectionString).run(onThread: { false }, progress: { _ in })
+        let outcome = try await RebuildJob(connectionString: h.ownerConnectionString, sealer: TestDatabase.sealer).run(
+            onThread: { false },
+            progress: { _ in }
+        )
         XCTAssertEqual(outcome, .swapped(at: h.lastPosition, events: h.appendedEvents))
         let rebuilt = try await h.query { try ReadModelChecksum.compute(on: $0) }
         XCTAssertEqual(rebuilt, live)
@@ -155,7 +179,12 @@ final class RebuildTests: XCTestCase {
             try c.execute("TRUNCATE profiles, mates, mate_requests, walks, notifications, notification_senders")
             try c.execute("UPDATE projector_checkpoints SET transaction_id = '0', position = 0")
         }
-        let again = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: runnerOptions())
+        let again = ProjectionRunner(
+            log: h.log,
+            sealer: TestDatabase.sealer,
+            connectionString: h.connectionString,
+            options: runnerOptions()
+        )
         again.start()
         let replayed = try await again.waitUntil(position: h.lastPosition, timeout: .seconds(120))
         XCTAssertTrue(replayed)

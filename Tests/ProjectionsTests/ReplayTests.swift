@@ -19,7 +19,10 @@ final class ReplayTests: XCTestCase {
     func testExportImportIntoAFreshDatabaseThenRebuildGivesIdenticalReadModels() async throws {
         let h = try Harness("replay_source", seed: 31)
         try await h.append(2000)
-        let outcome = try await RebuildJob(connectionString: h.ownerConnectionString).run(onThread: { false }, progress: { _ in })
+        let outcome = try await RebuildJob(connectionString: h.ownerConnectionString, sealer: TestDatabase.sealer).run(
+            onThread: { false },
+            progress: { _ in }
+        )
         XCTAssertEqual(outcome, .swapped(at: h.lastPosition, events: h.appendedEvents))
         let source = try await h.query { try ReadModelChecksum.compute(excluding: ReadModelChecksum.feedColumns, on: $0) }
 
@@ -43,7 +46,10 @@ final class ReplayTests: XCTestCase {
         let targetEvents = try await Task.detached { try Connection(connectionString: target).execute(compare).first!.string(0) }.value
         XCTAssertEqual(targetEvents, sourceEvents)
 
-        let rebuilt = try await RebuildJob(connectionString: target).run(onThread: { false }, progress: { _ in })
+        let rebuilt = try await RebuildJob(connectionString: target, sealer: TestDatabase.sealer).run(
+            onThread: { false },
+            progress: { _ in }
+        )
         guard case .swapped(_, let events) = rebuilt else { return XCTFail("\(rebuilt)") }
         XCTAssertEqual(events, count)
         let copy = try await Task.detached {
@@ -89,14 +95,16 @@ final class ReplayTests: XCTestCase {
         let h = try Harness("replay_fold", seed: 17)
         try await h.append(400)
         let (name, state) = h.workload.states.first { $0.key.kind == .mates && h.workload.versions[$0.key]! >= 2 }!
-        let now = try await h.query { try StreamFold.run(stream: name.rawValue, at: nil, on: $0) }
+        let now = try await h.query { try StreamFold.run(stream: name.rawValue, at: nil, sealer: TestDatabase.sealer, on: $0) }
         XCTAssertEqual(now.state, state)
         XCTAssertEqual(now.version, h.workload.versions[name]!)
         // As of its first event only.
         let events = try await h.log.readStream(name.rawValue)
-        let first = try await h.query { try StreamFold.run(stream: name.rawValue, at: events[0].position, on: $0) }
+        let first = try await h.query {
+            try StreamFold.run(stream: name.rawValue, at: events[0].position, sealer: TestDatabase.sealer, on: $0)
+        }
         XCTAssertEqual(first.version, 1)
-        let firstEvent = try ProjectedEvent.decode([events[0]])[0].event
+        let firstEvent = try await h.query { try TestDatabase.sealer.events(from: [events[0]], on: $0)[0] }
         XCTAssertEqual(first.state, SniffMeet.fold(name, [firstEvent]))
         XCTAssertNotEqual(first.state, now.state)
     }

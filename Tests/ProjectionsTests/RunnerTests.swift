@@ -1,7 +1,9 @@
 import Domain
 import EventLog
 import Foundation
+import PersonalData
 import Postgres
+import PostgresTesting
 import Projections
 import Synchronization
 import XCTest
@@ -20,7 +22,7 @@ final class RunnerTests: XCTestCase {
     func testCatchUpThenLiveReadModelsEqualAFreshFoldOfTheLog() async throws {
         let h = try Harness("runner_fold", seed: 7)
         try await h.append(1500)  // before the runner starts: catch-up
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
+        let runner = ProjectionRunner(log: h.log, sealer: TestDatabase.sealer, connectionString: h.connectionString, options: options())
         runner.start()
         try await h.append(1500)  // while it runs: live
         let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(60))
@@ -47,7 +49,13 @@ final class RunnerTests: XCTestCase {
         let killers: [any Projector] = Projectors.all.map {
             KillingProjector(inner: $0, connectionString: h.connectionString, killOnBatches: [2, 4], kills: kills)
         }
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, projectors: killers, options: options(batch: 100))
+        let runner = ProjectionRunner(
+            log: h.log,
+            sealer: TestDatabase.sealer,
+            connectionString: h.connectionString,
+            projectors: killers,
+            options: options(batch: 100)
+        )
         runner.start()
         let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(120))
         XCTAssertTrue(caughtUp)
@@ -59,11 +67,11 @@ final class RunnerTests: XCTestCase {
     func testSecondRunnerStandsByAndTakesOverWhenTheOwnerStops() async throws {
         let h = try Harness("runner_takeover", seed: 3)
         try await h.append(300)
-        let first = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
+        let first = ProjectionRunner(log: h.log, sealer: TestDatabase.sealer, connectionString: h.connectionString, options: options())
         first.start()
         let firstCaughtUp = try await first.waitUntil(position: h.lastPosition, timeout: .seconds(60))
         XCTAssertTrue(firstCaughtUp)
-        let second = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
+        let second = ProjectionRunner(log: h.log, sealer: TestDatabase.sealer, connectionString: h.connectionString, options: options())
         second.start()
         // The second one cannot own anything while the first lives.
         var standby = false
@@ -87,7 +95,12 @@ final class RunnerTests: XCTestCase {
     /// position beyond the log times out; a cancelled waiter stops at once.
     func testManyWaitersEachResumedByTheBatchThatReachesIt() async throws {
         let h = try Harness("runner_waiters", seed: 13)
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options(batch: 50))
+        let runner = ProjectionRunner(
+            log: h.log,
+            sealer: TestDatabase.sealer,
+            connectionString: h.connectionString,
+            options: options(batch: 50)
+        )
         runner.start()
         let names = Projectors.names
         let early = Failures()
@@ -125,7 +138,7 @@ final class RunnerTests: XCTestCase {
     func testWaitUntilTimesOutWhenNothingProjects() async throws {
         let h = try Harness("runner_wait", seed: 5)
         try await h.append(5)
-        let runner = ProjectionRunner(log: h.log, connectionString: h.connectionString, options: options())
+        let runner = ProjectionRunner(log: h.log, sealer: TestDatabase.sealer, connectionString: h.connectionString, options: options())
         // Not started: nothing moves the checkpoints.
         let reached = try await runner.waitUntil(position: h.lastPosition, projectors: ["mates"], timeout: .milliseconds(50))
         XCTAssertFalse(reached)
@@ -168,8 +181,8 @@ struct KillingProjector: Projector {
     var name: String { inner.name }
     var tables: [String] { inner.tables }
 
-    func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection) throws {
-        try inner.apply(events, to: tables, on: connection)
+    func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
+        try inner.apply(events, to: tables, on: connection, sealer: sealer)
         guard killOnBatches.contains(batches.increment()) else { return }
         kills.increment()
         let killer = try Connection(connectionString: connectionString)

@@ -17,7 +17,10 @@ final class SQLRebuildTests: XCTestCase {
             return try BulkLoader.load(&workload, events: 20_000, on: Connection(connectionString: connectionString))
         }.value
         XCTAssertGreaterThanOrEqual(loaded, 20_000)
-        let outcome = try await RebuildJob(connectionString: connectionString).run(onThread: { false }, progress: { _ in })
+        let outcome = try await RebuildJob(connectionString: connectionString, sealer: TestDatabase.sealer).run(
+            onThread: { false },
+            progress: { _ in }
+        )
         guard case .swapped(_, let events) = outcome else { return XCTFail("\(outcome)") }
         XCTAssertEqual(events, loaded)
         let (projected, inSQL) = try await Task.detached {

@@ -1,0 +1,181 @@
+@preconcurrency import Crypto
+import Foundation
+import Postgres
+import Synchronization
+import UUIDText
+
+/// Why personal data could not be sealed.
+public enum PersonalDataError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The user deleted their account: nothing more can be written under their key.
+    case erased(UUID)
+    /// A stored key does not open under this server's master key (the key was replaced?).
+    case unreadableKey(UUID)
+    /// A sealed event names a user with no row in `data_keys` (a log imported without its keys?).
+    case missingKey(UUID)
+    /// A sealed box does not open under its owner's key: the event was altered.
+    case tampered(UUID)
+
+    public var description: String {
+        switch self {
+        case .erased(let user): "user \(user.lowercasedString) deleted their account; their data key is gone"
+        case .unreadableKey(let user):
+            "the data key of user \(user.lowercasedString) does not open under this master key (SNIFFMEET_MASTER_KEY changed?)"
+        case .missingKey(let user): "no data key for user \(user.lowercasedString): data_keys must come with the log"
+        case .tampered(let user): "a sealed event of user \(user.lowercasedString) does not open under their key"
+        }
+    }
+}
+
+/// Every user's data key (AES-256-GCM), kept in `data_keys` sealed under a key derived from the
+/// master key, and destroyed when the user deletes their account (crypto-shredding).
+///
+/// Keys are cached once read: a key never changes while it exists. An erasure is permanent, so
+/// it is cached too; whether a user was erased *since* is asked of the table (`erasedUsers`),
+/// never of the cache.
+public final class DataKeys: Sendable {
+    /// A user's key, or the fact that it was destroyed.
+    public enum Entry: Sendable {
+        case key(SymmetricKey)
+        case erased
+    }
+
+    private let wrapping: SymmetricKey
+    private let cache = Mutex<[UUID: Entry]>([:])
+    /// The erased users as last read, with how many there were (a changed count means reload).
+    private let erased = Mutex<(count: Int, users: Set<UUID>)>((-1, []))
+
+    /// `secret` is the server's master key; keys are sealed under a key derived from it.
+    public init(secret: SymmetricKey) {
+        self.wrapping = ServerSecret.derive(secret, purpose: "data keys")
+    }
+
+    /// The cached entry of `user`, if any.
+    public func cached(_ user: UUID) -> Entry? { cache.withLock { $0[user] } }
+
+    /// The entries of `users` from the cache, reading the others from `data_keys` on
+    /// `connection`; with `create`, users without a row get a fresh key (written on
+    /// `connection`, so inside its transaction if it has one). Users with neither row nor key
+    /// are missing from the answer.
+    public func entries(for users: some Collection<UUID>, creating create: Bool, on connection: Connection) throws -> [UUID: Entry] {
+        var found: [UUID: Entry] = [:]
+        var missing: [UUID] = []
+        cache.withLock { cache in
+            for user in users {
+                if let entry = cache[user] { found[user] = entry } else { missing.append(user) }
+            }
+        }
+        guard !missing.isEmpty else { return found }
+        let loaded = try load(missing, on: connection)
+        found.merge(loaded) { $1 }
+        if create {
+            let absent = missing.filter { loaded[$0] == nil }
+            if !absent.isEmpty {
+                var fresh: [UUID: SymmetricKey] = [:]
+                for user in absent { fresh[user] = SymmetricKey(size: .bits256) }
+                let users = Array(fresh.keys)
+                let sealed = try users.map { user in try seal(fresh[user]!, of: user) }
+                // Another transaction may create the same user's key at the same moment (a
+                // first write of an older account on two processes): the row it wins with is
+                // the one used, read back below.
+                try connection.execute(
+                    """
+                    INSERT INTO data_keys (user_id, sealed_key)
+                    SELECT user_id, decode(key, 'hex') FROM unnest($1::uuid[], $2::text[]) AS x(user_id, key)
+                    ON CONFLICT (user_id) DO NOTHING
+                    """,
+                    [users, sealed]
+                )
+                found.merge(try load(users, on: connection)) { $1 }
+            }
+        }
+        return found
+    }
+
+    /// Reads and opens the rows of `users`, caching them.
+    private func load(_ users: [UUID], on connection: Connection) throws -> [UUID: Entry] {
+        let result = try connection.execute(
+            "SELECT user_id, encode(sealed_key, 'hex') FROM data_keys WHERE user_id = ANY($1::uuid[])",
+            [users]
+        )
+        var entries: [UUID: Entry] = [:]
+        for row in result.rows {
+            let user = try row.uuid(0)
+            if row.isNull(1) {
+                entries[user] = .erased
+            } else {
+                entries[user] = .key(try open(try row.string(1), of: user))
+            }
+        }
+        cache.withLock { cache in cache.merge(entries) { $1 } }
+        return entries
+    }
+
+    /// Destroys `user`'s key on `connection` (inside the account deletion's transaction). A
+    /// user without a row (an account older than encryption) gets a tombstone row all the same.
+    public func erase(_ user: UUID, on connection: Connection) throws {
+        try connection.execute(
+            """
+            INSERT INTO data_keys (user_id, sealed_key, erased_at) VALUES ($1, NULL, now())
+            ON CONFLICT (user_id) DO UPDATE SET sealed_key = NULL, erased_at = now()
+            """,
+            [user]
+        )
+    }
+
+    /// Forgets `user`'s cached key (after their erasure committed).
+    public func forget(_ user: UUID) {
+        cache.withLock { $0[user] = .erased }
+    }
+
+    /// Which of `users` are erased now, as the table says. One cheap count per call; the
+    /// erased ids are re-read only when the count moved.
+    public func erasedUsers(among users: some Sequence<UUID>, on connection: Connection) throws -> Set<UUID> {
+        let count = try connection.execute("SELECT count(*) FROM data_keys WHERE sealed_key IS NULL").first!.int64(0)
+        let known = erased.withLock { $0 }
+        var set = known.users
+        if Int(count) != known.count {
+            let result = try connection.execute("SELECT user_id FROM data_keys WHERE sealed_key IS NULL")
+            set = Set(try result.rows.map { try $0.uuid(0) })
+            erased.withLock { $0 = (Int(count), set) }
+        }
+        return set.intersection(users)
+    }
+
+    // MARK: Sealing keys under the master key
+
+    /// The key sealed under the wrapping key, bound to its user, as hex.
+    private func seal(_ key: SymmetricKey, of user: UUID) throws -> String {
+        let box = try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: wrapping, authenticating: Data(user.lowercasedString.utf8))
+        return Hex.string(box.combined!)
+    }
+
+    private func open(_ hex: String, of user: UUID) throws -> SymmetricKey {
+        guard let bytes = Self.bytes(hex: hex),
+            let box = try? AES.GCM.SealedBox(combined: bytes),
+            let key = try? AES.GCM.open(box, using: wrapping, authenticating: Data(user.lowercasedString.utf8))
+        else { throw PersonalDataError.unreadableKey(user) }
+        return SymmetricKey(data: key)
+    }
+
+    static func bytes(hex: String) -> Data? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out = Data(capacity: digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,165 @@
+@preconcurrency import Crypto
+import Domain
+import EventLog
+import Foundation
+import Postgres
+import UUIDText
+
+/// The log's edge for personal data: events go in with their personal part sealed under the key
+/// of the user it belongs to, and come out opened, or as `Event.erased` once that key is gone.
+///
+/// Stored JSON is the event's clear part (`EventPart.clear`) with one more member,
+/// `"sealed": {"owner": <user id>, "box": <base64 of nonce, ciphertext and tag>}`; the box
+/// holds the personal part's JSON, AES-GCM under the owner's key, bound to the event type and
+/// owner. Events with no personal fields, and events written before encryption, are stored
+/// and read as they are.
+public struct EventSealer: Sendable {
+    public let keys: DataKeys
+    private let nicknameStreams: SymmetricKey
+
+    /// `secret` is the server's master key.
+    public init(secret: SymmetricKey) {
+        self.keys = DataKeys(secret: secret)
+        self.nicknameStreams = ServerSecret.derive(secret, purpose: "nickname streams")
+    }
+
+    // MARK: Stream names
+
+    /// The name `stream` has in the log. A nickname stream is named by a keyed hash (HMAC-SHA256
+    /// under the master key) of the folded nickname, so the log's stream ids say nothing of it.
+    public func storedName(_ stream: StreamName) -> String {
+        guard stream.kind == .nickname else { return stream.rawValue }
+        let key = stream.rawValue.utf8.dropFirst("nickname-".utf8.count)
+        return "nickname-" + Hex.string(HMAC<SHA256>.authenticationCode(for: Array(key), using: nicknameStreams))
+    }
+
+    // MARK: Sealing
+
+    /// The users whose keys sealing `events` needs.
+    public static func owners(of events: some Sequence<Event>) -> Set<UUID> {
+        Set(events.compactMap(\.personalDataOwner))
+    }
+
+    /// `event` as the log stores it, given its owner's key among `keys`.
+    public func data(of event: Event, keys: [UUID: DataKeys.Entry]) throws -> Data {
+        guard let owner = event.personalDataOwner else { return event.encodedData() }
+        guard case .key(let key) = keys[owner] else {
+            throw keys[owner] == nil ? PersonalDataError.missingKey(owner) : PersonalDataError.erased(owner)
+        }
+        let box = try AES.GCM.seal(event.encodedData(.personal), using: key, authenticating: Self.binding(event.typeName, owner))
+        var out = [UInt8](event.encodedData(.clear))
+        // The clear part always has members (ids, times): replace its "}" with one more.
+        out.removeLast()
+        out.append(contentsOf: #","sealed":{"box":""#.utf8)
+        out.append(contentsOf: box.combined!.base64EncodedString().utf8)
+        out.append(contentsOf: #"","owner":""#.utf8)
+        owner.appendLowercase(to: &out)
+        out.append(contentsOf: #""}}"#.utf8)
+        return Data(out)
+    }
+
+    /// `events` as the log stores them, reading (and for users without one yet, creating) the
+    /// keys they need on `connection`.
+    public func data(of events: [Event], on connection: Connection) throws -> [Data] {
+        let owners = Self.owners(of: events)
+        let keys = owners.isEmpty ? [:] : try self.keys.entries(for: owners, creating: true, on: connection)
+        return try events.map { try data(of: $0, keys: keys) }
+    }
+
+    /// The keys `events` need, from the cache or else read (or created) through `pool`: for
+    /// appends that have no connection of their own (group commit).
+    public func keys(for events: some Sequence<Event>, pool: ConnectionPool) async throws -> [UUID: DataKeys.Entry] {
+        let owners = Self.owners(of: events)
+        var found: [UUID: DataKeys.Entry] = [:]
+        for owner in owners { found[owner] = keys.cached(owner) }
+        guard found.count < owners.count else { return found }
+        let keys = self.keys
+        return try await pool.withConnection { connection in try keys.entries(for: owners, creating: true, on: connection) }
+    }
+
+    // MARK: Opening
+
+    private struct Envelope: Decodable {
+        struct Sealed: Decodable {
+            var owner: String
+            var box: String
+        }
+        var sealed: Sealed?
+    }
+
+    private static let sealedMember = Data(#""sealed""#.utf8)
+    private static let envelopeDecoder = JSONDecoder()
+
+    /// The owner and box of a sealed record, nil for a record stored in the clear.
+    static func sealed(_ record: RecordedEvent) throws -> (owner: UUID, box: Data)? {
+        guard Event.personalTypeNames.contains(record.type), record.data.range(of: sealedMember) != nil else { return nil }
+        guard let sealed = try envelopeDecoder.decode(Envelope.self, from: record.data).sealed,
+            let owner = UUID(text: sealed.owner), let box = Data(base64Encoded: sealed.box)
+        else { throw EventDecodingError.malformed(typeName: record.type, reason: "sealed member without owner or box") }
+        return (owner, box)
+    }
+
+    /// The owners of the sealed records among `records`.
+    public static func owners(of records: some Sequence<RecordedEvent>) throws -> Set<UUID> {
+        var owners: Set<UUID> = []
+        for record in records { if let sealed = try sealed(record) { owners.insert(sealed.owner) } }
+        return owners
+    }
+
+    /// The domain event of `record`, opened with its owner's key among `keys`; `Event.erased`
+    /// when the owner's key was destroyed.
+    public func event(from record: RecordedEvent, keys: [UUID: DataKeys.Entry]) throws -> Event {
+        guard let (owner, box) = try Self.sealed(record) else {
+            return try Event.decode(typeName: record.type, schemaVersion: record.schemaVersion, data: record.data)
+        }
+        switch keys[owner] {
+        case nil: throw PersonalDataError.missingKey(owner)
+        case .erased: return .erased(ErasedEvent(typeName: record.type, owner: owner))
+        case .key(let key):
+            guard let sealedBox = try? AES.GCM.SealedBox(combined: box),
+                let personal = try? AES.GCM.open(sealedBox, using: key, authenticating: Self.binding(record.type, owner))
+            else { throw PersonalDataError.tampered(owner) }
+            return try Event.decode(typeName: record.type, schemaVersion: record.schemaVersion, data: Self.merge(record.data, personal))
+        }
+    }
+
+    /// The domain events of `records`, reading the keys they need on `connection`.
+    public func events(from records: [RecordedEvent], on connection: Connection) throws -> [Event] {
+        let keys = try self.keys(for: records, on: connection)
+        return try records.map { try event(from: $0, keys: keys) }
+    }
+
+    /// The keys `records` need, read on `connection` where not cached.
+    public func keys(for records: some Sequence<RecordedEvent>, on connection: Connection) throws -> [UUID: DataKeys.Entry] {
+        let owners = try Self.owners(of: records)
+        return owners.isEmpty ? [:] : try keys.entries(for: owners, creating: false, on: connection)
+    }
+
+    /// The keys `records` need, read through `pool` where not cached.
+    public func keys(for records: some Sequence<RecordedEvent>, pool: ConnectionPool) async throws -> [UUID: DataKeys.Entry] {
+        let owners = try Self.owners(of: records)
+        var found: [UUID: DataKeys.Entry] = [:]
+        for owner in owners { found[owner] = keys.cached(owner) }
+        guard found.count < owners.count else { return found }
+        let keys = self.keys
+        return try await pool.withConnection { connection in try keys.entries(for: owners, creating: false, on: connection) }
+    }
+
+    /// One JSON object of the members of both: the clear part as stored (its `sealed` member is
+    /// ignored by the decoder) and the opened personal part. Keys never collide.
+    static func merge(_ clear: Data, _ personal: Data) -> Data {
+        var out = [UInt8](clear)
+        while let last = out.last, last != UInt8(ascii: "}") { out.removeLast() }
+        out.removeLast()
+        var rest = personal.drop { $0 != UInt8(ascii: "{") }.dropFirst()
+        while let first = rest.first, first == UInt8(ascii: " ") { rest = rest.dropFirst() }
+        if rest.first != UInt8(ascii: "}") { out.append(UInt8(ascii: ",")) }
+        out.append(contentsOf: rest)
+        return Data(out)
+    }
+
+    /// What a box is bound to: it opens only as the personal part of this event type and owner.
+    static func binding(_ typeName: String, _ owner: UUID) -> Data {
+        Data("\(typeName) \(owner.lowercasedString)".utf8)
+    }
+}
