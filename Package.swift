@@ -76,7 +76,10 @@ let package = Package(
         // bulk-loaded logs, the in-SQL rebuild, pgbench references, throughput loops.
         .target(
             name: "Benchmarks",
-            dependencies: ["Postgres", "EventLog", "Domain", "Projections", "UUIDText", "PersonalData"]
+            dependencies: [
+                "Postgres", "EventLog", "Domain", "Projections", "UUIDText", "PersonalData",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .executableTarget(
             name: "sniffmeet",

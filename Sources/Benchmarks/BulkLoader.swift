@@ -48,7 +48,20 @@ public enum BulkLoader {
         )
         workload = generator
         precondition(copied == loaded)
+        try storeKeys(workload.takeNewKeys(), on: connection)
         return copied
+    }
+
+    /// Writes the data keys a sealing workload made (`SyntheticWorkload.takeNewKeys()`).
+    public static func storeKeys(_ keys: [(user: UUID, sealedKey: String)], on connection: Connection) throws {
+        guard !keys.isEmpty else { return }
+        try connection.execute(
+            """
+            INSERT INTO data_keys (user_id, sealed_key)
+            SELECT user_id, decode(key, 'hex') FROM unnest($1::uuid[], $2::text[]) AS x(user_id, key)
+            """,
+            [keys.map(\.user), keys.map(\.sealedKey)]
+        )
     }
 
     /// COPY text format: backslashes doubled; JSON holds no raw tab or newline.

@@ -1,6 +1,8 @@
+@preconcurrency import Crypto
 import Domain
 import EventLog
 import Foundation
+import PersonalData
 import UUIDText
 
 /// A reproducible random stream of SniffMeet commands, decided by the domain's own deciders
@@ -31,6 +33,11 @@ public struct SyntheticWorkload: Sendable {
     private var pairs: [MatePair] = []
     private var knownPairs: Set<MatePair> = []
     private var walks: [UUID] = []
+    /// Seals personal parts and names nickname streams as the server does, when set.
+    private let sealer: EventSealer?
+    private var keys: [UUID: DataKeys.Entry] = [:]
+    /// Data keys made since `takeNewKeys()` last ran: their rows must reach `data_keys` with the events.
+    private var newKeys: [(user: UUID, key: SymmetricKey)] = []
 
     /// `users` owners sign up first; then mates, walks, answers, unpairings, profile changes
     /// and dismissals follow at random. Time advances 20 ms per command from `start`.
@@ -41,8 +48,10 @@ public struct SyntheticWorkload: Sendable {
         users: Int = 60,
         walkTTL: TimeInterval = 5,
         nicknamePrefix: String = "u",
-        start: Date = Date(timeIntervalSince1970: 1_800_000_000)
+        start: Date = Date(timeIntervalSince1970: 1_800_000_000),
+        sealer: EventSealer? = nil
     ) {
+        self.sealer = sealer
         self.nicknamePrefix = nicknamePrefix
         self.rng = SplitMix64(seed: seed)
         self.userCount = max(users, 2)
@@ -81,7 +90,7 @@ public struct SyntheticWorkload: Sendable {
     private mutating func record(_ command: Command, decision: Decision, loaded: [StreamName]) -> Step {
         let commandID = randomUUID()
         var expectations: [String: ExpectedVersion] = [:]
-        for name in loaded { expectations[name.rawValue] = .version(versions[name] ?? 0) }
+        for name in loaded { expectations[storedName(name)] = .version(versions[name] ?? 0) }
         var events: [NewEvent] = []
         // The log stores a command's events under ids derived from the command id.
         let ids = EventLog.eventIDs(commandID: commandID, count: decision.events.count)
@@ -90,10 +99,10 @@ public struct SyntheticWorkload: Sendable {
             let metadata = #"{"command_id":"\#(commandID.lowercasedString)","schema_version":\#(event.schemaVersion)}"#
             events.append(
                 NewEvent(
-                    stream: stream.rawValue,
+                    stream: storedName(stream),
                     id: id,
                     type: event.typeName,
-                    data: event.encodedData(),
+                    data: data(of: event),
                     metadata: Data(metadata.utf8)
                 )
             )
@@ -102,6 +111,27 @@ public struct SyntheticWorkload: Sendable {
             track(event, id: id)
         }
         return Step(command: command, commandID: commandID, expectations: expectations, events: events, decided: decision.events)
+    }
+
+    private func storedName(_ stream: StreamName) -> String { sealer?.storedName(stream) ?? stream.rawValue }
+
+    /// The event as the log stores it: sealed under its owner's key (made on first use) when sealing.
+    private mutating func data(of event: Event) -> Data {
+        guard let sealer, let owner = event.personalDataOwner else { return event.encodedData() }
+        if keys[owner] == nil {
+            let key = SymmetricKey(size: .bits256)
+            keys[owner] = .key(key)
+            newKeys.append((owner, key))
+        }
+        // Only a missing or erased key can fail, and every owner has one here.
+        return try! sealer.data(of: event, keys: keys)
+    }
+
+    /// The `data_keys` rows (user id, sealed key as hex) of keys made since the last call.
+    public mutating func takeNewKeys() -> [(user: UUID, sealedKey: String)] {
+        guard let sealer else { return [] }
+        defer { newKeys = [] }
+        return newKeys.map { ($0.user, sealer.keys.sealedHex($0.key, of: $0.user)) }
     }
 
     /// Keeps the lists the picker draws from, and the expected inboxes.

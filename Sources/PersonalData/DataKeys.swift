@@ -143,6 +143,12 @@ public final class DataKeys: Sendable {
 
     // MARK: Sealing keys under the master key
 
+    /// `key` as `data_keys.sealed_key` holds it (hex), for loaders that make keys themselves.
+    public func sealedHex(_ key: SymmetricKey, of user: UUID) -> String {
+        // Sealing with a fresh random nonce cannot fail.
+        try! seal(key, of: user)
+    }
+
     /// The key sealed under the wrapping key, bound to its user, as hex.
     private func seal(_ key: SymmetricKey, of user: UUID) throws -> String {
         let box = try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: wrapping, authenticating: Data(user.lowercasedString.utf8))

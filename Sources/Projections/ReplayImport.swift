@@ -8,7 +8,8 @@ import Postgres
 /// byte-for-byte the jsonb it was), then into `events` in file order in one transaction. The
 /// imported events get new feed positions in file order (transaction ids of another database
 /// mean nothing here); the export's feed order is kept. Each stream's versions must then run
-/// 1, 2, 3… in that order, or nothing is imported. Blocking.
+/// 1, 2, 3… in that order, or nothing is imported. `data_key` lines go into `data_keys` as they
+/// were (sealed under the source's master key, which the target must then use too). Blocking.
 public enum ReplayImport {
     /// Imports the NDJSON read from `input` in chunks; returns the number of events.
     @discardableResult
@@ -22,7 +23,8 @@ public enum ReplayImport {
             let bad = try connection.execute(
                 """
                 SELECT line_no FROM import_lines
-                WHERE jsonb_typeof(doc) <> 'object' OR NOT (doc ?& ARRAY['stream', 'version', 'id', 'type', 'data', 'recorded_at'])
+                WHERE jsonb_typeof(doc) <> 'object'
+                   OR NOT (doc ?& ARRAY['stream', 'version', 'id', 'type', 'data', 'recorded_at'] OR doc ? 'data_key')
                 ORDER BY line_no LIMIT 1
                 """
             )
@@ -32,12 +34,21 @@ public enum ReplayImport {
                     reason: "not an exported event (stream, version, id, type, data, recorded_at)"
                 )
             }
+            try connection.execute(
+                """
+                INSERT INTO data_keys (user_id, sealed_key, created_at, erased_at)
+                SELECT (k->>'user_id')::uuid, decode(k->>'sealed_key', 'hex'), (k->>'created_at')::timestamptz,
+                       (k->>'erased_at')::timestamptz
+                FROM (SELECT doc->'data_key' AS k FROM import_lines WHERE doc ? 'data_key') AS keys
+                ON CONFLICT (user_id) DO NOTHING
+                """
+            )
             let imported = try connection.execute(
                 """
                 INSERT INTO events (position, stream_id, stream_version, event_id, event_type, data, metadata, recorded_at)
                 SELECT line_no, doc->>'stream', (doc->>'version')::bigint, (doc->>'id')::uuid, doc->>'type', doc->'data',
                        coalesce(doc->'metadata', '{}'::jsonb), (doc->>'recorded_at')::timestamptz
-                FROM import_lines ORDER BY line_no
+                FROM import_lines WHERE NOT doc ? 'data_key' ORDER BY line_no
                 """
             ).affectedRows
             let broken = try connection.execute(

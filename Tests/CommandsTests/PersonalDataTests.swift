@@ -5,6 +5,7 @@ import Foundation
 import PersonalData
 import Postgres
 import PostgresTesting
+import Projections
 import XCTest
 
 /// The log's edge for personal data: what the log holds of a user is sealed under their key,
@@ -131,5 +132,61 @@ final class PersonalDataTests: XCTestCase {
         legacy.data = clear.encodedData()
         XCTAssertEqual(try TestDatabase.sealer.event(from: legacy, keys: [:]), clear)
         await pool.close()
+    }
+}
+
+/// Export and import carry a log with a deleted user: the copy rebuilds to the same read models,
+/// verifies, and holds nothing of the deleted user either.
+final class ErasedExportTests: XCTestCase {
+    func testExportImportRebuildAndVerifyWithADeletedUser() async throws {
+        let logins = try TestDatabase.createLogins("erased_export_source")
+        let pool = ConnectionPool(connectionString: logins.runtime, maxConnections: 4)
+        let handler = CommandHandler(log: EventLog(pool: pool), sealer: TestDatabase.sealer)
+        let users = try await register(3, with: handler)
+        try await makeMates(users[0], users[1], with: handler)
+        try await makeMates(users[1], users[2], with: handler)
+        for (from, to) in [(users[0], users[1]), (users[1], users[2]), (users[2], users[1])] {
+            _ = try await handler.handle(
+                .sendWalk(walkID: UUID(), from: from, to: to, message: "Walk \(from)", latitude: 3.25, longitude: 4.5, placeName: "Gate"),
+                metadata: as_(from)
+            )
+        }
+        _ = try await handler.handle(.deleteAccount(userID: users[0], partners: [users[1]], walks: []), metadata: as_(users[0]))
+        await pool.close()
+        let source = logins.runtime
+        let rebuilt = try await RebuildJob(connectionString: logins.owner, sealer: TestDatabase.sealer).run(
+            onThread: { false },
+            progress: { _ in }
+        )
+        guard case .swapped = rebuilt else { return XCTFail("\(rebuilt)") }
+        let expected = try ReadModelChecksum.compute(excluding: ReadModelChecksum.feedColumns, on: Connection(connectionString: source))
+
+        var export = Data()
+        _ = try ReplayExport.run(ReplayFilter(), on: Connection(connectionString: source)) { export.append($0) }
+        XCTAssertFalse(String(decoding: export, as: UTF8.self).contains("Walk \(users[0])"))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sniffmeet-erased-\(UUID()).ndjson")
+        try export.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        let target = try TestDatabase.create("erased_export_target")
+        _ = try ReplayImport.run(try FileHandle(forReadingFrom: file), on: Connection(connectionString: target))
+        let copy = try await RebuildJob(connectionString: target, sealer: TestDatabase.sealer).run(onThread: { false }, progress: { _ in })
+        guard case .swapped = copy else { return XCTFail("\(copy)") }
+        XCTAssertEqual(
+            try ReadModelChecksum.compute(excluding: ReadModelChecksum.feedColumns, on: Connection(connectionString: target)),
+            expected
+        )
+        for report in try Verifier(connectionString: target, sealer: EventSealer(secret: TestDatabase.masterKey)).run() {
+            XCTAssertEqual(report.differingRows, 0, report.table)
+        }
+        // The deleted user's events fold as erased in the copy too.
+        let fold = try StreamFold.run(
+            stream: StreamName.user(users[0]).rawValue,
+            at: nil,
+            sealer: TestDatabase.sealer,
+            on: Connection(connectionString: target)
+        )
+        XCTAssertEqual(fold.state.user?.isDeleted, true)
+        XCTAssertNil(fold.state.user?.profile)
     }
 }

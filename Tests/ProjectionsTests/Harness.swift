@@ -19,19 +19,22 @@ final class Harness: @unchecked Sendable {
     var appendedEvents = 0
     var lastPosition = LogPosition.start
 
-    init(_ label: String, seed: UInt64 = 42, users: Int = 60) throws {
+    /// `sealed`: personal fields sealed and nickname streams named as the server does.
+    init(_ label: String, seed: UInt64 = 42, users: Int = 60, sealed: Bool = false) throws {
         let logins = try TestDatabase.createLogins(label)
         connectionString = logins.runtime
         ownerConnectionString = logins.owner
         pool = ConnectionPool(connectionString: connectionString, maxConnections: 8)
         log = EventLog(pool: pool)
-        workload = SyntheticWorkload(seed: seed, users: users)
+        workload = SyntheticWorkload(seed: seed, users: users, sealer: sealed ? TestDatabase.sealer : nil)
     }
 
     /// Appends `count` commands one after another (a single writer keeps the workload's versions exact).
     func append(_ count: Int) async throws {
         for _ in 0..<count {
             let step = workload.next()
+            let keys = workload.takeNewKeys()
+            if !keys.isEmpty { try await pool.withConnection { try BulkLoader.storeKeys(keys, on: $0) } }
             let result = try await log.append(commandID: step.commandID, expectations: step.expectations, events: step.events)
             appendedEvents += step.events.count
             lastPosition = result.last

@@ -18,7 +18,7 @@ final class RebuildTests: XCTestCase {
     }
 
     func testRebuildWhileCommandsKeepArrivingSwapsInEveryEventAndQueriesNeverFail() async throws {
-        let h = try Harness("rebuild_live", seed: 21)
+        let h = try Harness("rebuild_live", seed: 21, sealed: true)
         try await h.append(1500)
         let runner = ProjectionRunner(
             log: h.log,
@@ -115,7 +115,7 @@ final class RebuildTests: XCTestCase {
     }
 
     func testVerifyFindsNoDifferenceThenReportsTamperedRows() async throws {
-        let h = try Harness("verify", seed: 13)
+        let h = try Harness("verify", seed: 13, sealed: true)
         try await h.append(800)
         let runner = ProjectionRunner(
             log: h.log,
