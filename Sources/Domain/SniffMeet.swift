@@ -14,6 +14,10 @@ import Foundation
 /// - Walk requests, answers, cancelling, expiry: `WalkDecider` on `walk-<uuid>`;
 ///   "only to a current mate" is checked against the pair stream, read but not written
 ///   (`Command.steps(loaded:)`, `.sendWalk`).
+/// - Deleting an account: `Command.steps(loaded:)`, `.deleteAccount`: `UserDecider` ends the user
+///   stream, `NicknameDecider` frees the nickname, `MatesDecider.erase` and `WalkDecider.erase`
+///   settle every pair and walk, all in one append. Which fields of an event are personal, and
+///   whose (sealed at the log's edge, erased with the account's key): `PersonalData.swift`.
 /// - Every refusal is a `DomainError` with the API's stable code.
 ///
 /// Each stream kind has a `Decider` (`initial`, `evolve`, `decide`); `Command.steps(loaded:)` says
