@@ -43,3 +43,10 @@ ans=$(curl -fsS -D /tmp/story-headers -X POST "$base/v1/walks/$WALK/response" -H
 POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
 curl -fsS "$base/v1/walks/$WALK" -H "Authorization: Bearer $MIA" -H "Min-Log-Position: $POS" | field '["status"]'
 curl -fsS "$base/v1/me/mates" -H "Authorization: Bearer $MIA" | field '["items"][0]["nickname"]'
+
+say "Leo deletes his account: Mia's mates list no longer shows him, and his token stops working"
+gone=$(curl -fsS -D /tmp/story-headers -o /dev/null -w '%{http_code}' -X DELETE "$base/v1/me" -H "Authorization: Bearer $LEO")
+POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
+echo "DELETE /v1/me → $gone"
+curl -fsS "$base/v1/me/mates" -H "Authorization: Bearer $MIA" -H "Min-Log-Position: $POS" | field '["items"]'
+curl -sS -o /dev/null -w 'GET /v1/me with his old token → %{http_code}\n' "$base/v1/me" -H "Authorization: Bearer $LEO"
