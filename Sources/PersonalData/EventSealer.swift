@@ -89,14 +89,53 @@ public struct EventSealer: Sendable {
 
     private static let sealedMember = Data(#""sealed""#.utf8)
     private static let envelopeDecoder = JSONDecoder()
+    /// How PostgreSQL prints the member (jsonb orders keys by length, so `box` comes first).
+    private static let boxPrefix = Array(#""sealed": {"box": ""#.utf8)
+    private static let ownerInfix = Array(#"", "owner": ""#.utf8)
 
     /// The owner and box of a sealed record, nil for a record stored in the clear.
     static func sealed(_ record: RecordedEvent) throws -> (owner: UUID, box: Data)? {
-        guard Event.personalTypeNames.contains(record.type), record.data.range(of: sealedMember) != nil else { return nil }
+        guard Event.personalTypeNames.contains(record.type) else { return nil }
+        if let found = scanSealed(record.data) { return found }
+        guard record.data.range(of: sealedMember) != nil else { return nil }
+        // Not as PostgreSQL prints it (written by hand?): read it as JSON.
         guard let sealed = try envelopeDecoder.decode(Envelope.self, from: record.data).sealed,
             let owner = UUID(text: sealed.owner), let box = Data(base64Encoded: sealed.box)
         else { throw EventDecodingError.malformed(typeName: record.type, reason: "sealed member without owner or box") }
         return (owner, box)
+    }
+
+    /// The sealed member found by its bytes, as jsonb's text output always spells it: every
+    /// event a projector reads passes here, and a JSON parse of the whole event just to find
+    /// it was a fifth of the projectors' CPU.
+    static func scanSealed(_ data: Data) -> (owner: UUID, box: Data)? {
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (owner: UUID, box: Data)? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let prefix = boxPrefix
+            guard bytes.count > prefix.count + 64 else { return nil }
+            var start = -1
+            var index = 0
+            while index + prefix.count <= bytes.count {
+                if bytes[index] == prefix[0], (0..<prefix.count).allSatisfy({ bytes[index + $0] == prefix[$0] }) {
+                    start = index + prefix.count
+                    break
+                }
+                index += 1
+            }
+            guard start >= 0 else { return nil }
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+            let infix = ownerInfix
+            let ownerStart = end + infix.count
+            guard ownerStart + 36 < bytes.count, (0..<infix.count).allSatisfy({ bytes[end + $0] == infix[$0] }),
+                bytes[ownerStart + 36] == UInt8(ascii: "\""),
+                let owner = UUID(
+                    text: String(decoding: UnsafeBufferPointer(rebasing: bytes[ownerStart..<(ownerStart + 36)]), as: UTF8.self)
+                ),
+                let box = Data(base64Encoded: Data(UnsafeBufferPointer(rebasing: bytes[start..<end])))
+            else { return nil }
+            return (owner, box)
+        }
     }
 
     /// The owners of the sealed records among `records`.
@@ -109,7 +148,11 @@ public struct EventSealer: Sendable {
     /// The domain event of `record`, opened with its owner's key among `keys`; `Event.erased`
     /// when the owner's key was destroyed.
     public func event(from record: RecordedEvent, keys: [UUID: DataKeys.Entry]) throws -> Event {
-        guard let (owner, box) = try Self.sealed(record) else {
+        try event(from: record, sealed: try Self.sealed(record), keys: keys)
+    }
+
+    private func event(from record: RecordedEvent, sealed: (owner: UUID, box: Data)?, keys: [UUID: DataKeys.Entry]) throws -> Event {
+        guard let (owner, box) = sealed else {
             return try Event.decode(typeName: record.type, schemaVersion: record.schemaVersion, data: record.data)
         }
         switch keys[owner] {
@@ -125,8 +168,11 @@ public struct EventSealer: Sendable {
 
     /// The domain events of `records`, reading the keys they need on `connection`.
     public func events(from records: [RecordedEvent], on connection: Connection) throws -> [Event] {
-        let keys = try self.keys(for: records, on: connection)
-        return try records.map { try event(from: $0, keys: keys) }
+        // Each record's sealed member is found once, for its owner's key and for opening it.
+        let sealed = try records.map(Self.sealed)
+        let owners = Set(sealed.compactMap { $0?.owner })
+        let keys = owners.isEmpty ? [:] : try self.keys.entries(for: owners, creating: false, on: connection)
+        return try zip(records, sealed).map { try event(from: $0, sealed: $1, keys: keys) }
     }
 
     /// The keys `records` need, read on `connection` where not cached.

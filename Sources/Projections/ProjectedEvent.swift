@@ -30,12 +30,11 @@ public struct ProjectedEvent: Sendable {
     /// skips them all; the live runner wrote rows that `user_deleted` then removes).
     public static func decode(_ records: [RecordedEvent], sealer: EventSealer, on connection: Connection) throws -> [ProjectedEvent] {
         let known = records.filter { Event.typeNames.contains($0.type) }
-        let keys = try sealer.keys(for: known, on: connection)
+        let events = try sealer.events(from: known, on: connection)
         var decoded: [ProjectedEvent] = []
         decoded.reserveCapacity(known.count)
         var named: Set<UUID> = []
-        for record in known {
-            let event = try sealer.event(from: record, keys: keys)
+        for (record, event) in zip(known, events) {
             if case .erased = event { continue }
             named.formUnion(event.namedUsers)
             decoded.append(ProjectedEvent(position: record.position, id: record.id, stream: record.stream, event: event))

@@ -13,7 +13,12 @@ import XCTest
 final class PersonalDataTests: XCTestCase {
     func testPersonalFieldsEnterTheLogOnlySealedAndOpenBackWhole() async throws {
         let (handler, pool) = try makeHandler("sealed_log")
-        let users = try await register(2, with: handler)
+        var users: [UUID] = []
+        for nickname in ["Zqvxka", "Wqpyme"] {
+            let user = UUID()
+            _ = try await handler.handle(.registerUser(userID: user, profile: dogProfile(nickname)), metadata: as_(user))
+            users.append(user)
+        }
         try await makeMates(users[0], users[1], with: handler)
         let walkID = UUID()
         let send = Command.sendWalk(
@@ -31,13 +36,14 @@ final class PersonalDataTests: XCTestCase {
                 separator: "\n"
             )
         }
-        for text in ["u0", "u1", "Bello", "Quokka", "37.123457", "127.654321"] {
+        // (Names long enough that base64 ciphertext does not spell them by chance.)
+        for text in ["Zqvxka", "zqvxka", "Wqpyme", "Bello", "Quokka", "37.123457", "127.654321"] {
             XCTAssertFalse(stored.contains(text), "the log holds \(text) in the clear")
         }
         // Nickname streams are named by a keyed hash, never by the nickname.
-        XCTAssertEqual(TestDatabase.sealer.storedName(.nickname("U0")), TestDatabase.sealer.storedName(.nickname("u0")))
-        XCTAssertNotEqual(TestDatabase.sealer.storedName(.nickname("u0")), TestDatabase.sealer.storedName(.nickname("u1")))
-        XCTAssertTrue(stored.contains(TestDatabase.sealer.storedName(.nickname("u0"))))
+        XCTAssertEqual(TestDatabase.sealer.storedName(.nickname("ZQVXKA")), TestDatabase.sealer.storedName(.nickname("zqvxka")))
+        XCTAssertNotEqual(TestDatabase.sealer.storedName(.nickname("Zqvxka")), TestDatabase.sealer.storedName(.nickname("Wqpyme")))
+        XCTAssertTrue(stored.contains(TestDatabase.sealer.storedName(.nickname("Zqvxka"))))
         // Read back through the edge, every event is the one decided.
         let log = try await wholeLog(pool)
         XCTAssertEqual(log.last?.event, sent.events.last?.event)
