@@ -242,7 +242,7 @@ public struct CommandHandler: Sendable {
         case .respondWalk(let walkID, _, _), .cancelWalk(let walkID, _), .expireWalk(let walkID):
             guard let walk = states[.walk(walkID)]?.walk, let from = walk.from, let to = walk.to else { return [] }
             return [from, to]
-        case .registerUser, .updateProfile, .setDeviceToken, .dismissNotification, .deleteAccount: return []
+        case .registerUser, .updateProfile, .dismissNotification, .deleteAccount: return []
         }
     }
 

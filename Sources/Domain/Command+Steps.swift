@@ -37,9 +37,6 @@ extension Command {
             }
             return [update] + reads.map(Step.read)
 
-        case .setDeviceToken(let userID, let token):
-            return [.step(UserDecider.self, on: .user(userID), .setDeviceToken(userID: userID, token: token))]
-
         case .dismissNotification(let userID, let notificationID):
             return [.step(UserDecider.self, on: .user(userID), .dismissNotification(userID: userID, notificationID: notificationID))]
 

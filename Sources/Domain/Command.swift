@@ -9,8 +9,6 @@ public enum Command: Sendable, Equatable {
     case registerUser(userID: UUID, profile: DogProfile)
     /// Change parts of the profile; a new nickname releases the old one and reserves the new one.
     case updateProfile(userID: UUID, changes: ProfileChanges)
-    /// Store the phone's push token (hex, 1–200 characters).
-    case setDeviceToken(userID: UUID, token: String)
     /// Remove one entry from the user's inbox (the notification id is the id of the event that
     /// caused it). Recorded as an event so that a rebuilt inbox stays without it.
     case dismissNotification(userID: UUID, notificationID: UUID)
@@ -43,7 +41,6 @@ public enum Command: Sendable, Equatable {
         switch self {
         case .registerUser: "RegisterUser"
         case .updateProfile: "UpdateProfile"
-        case .setDeviceToken: "SetDeviceToken"
         case .dismissNotification: "DismissNotification"
         case .requestMate: "RequestMate"
         case .acceptMate: "AcceptMate"

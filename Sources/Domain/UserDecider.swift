@@ -1,6 +1,7 @@
 import Foundation
 
-/// The decider of the `user-<uuid>` stream: sign-up, profile changes, device token.
+/// The decider of the `user-<uuid>` stream: sign-up, profile changes, dismissed inbox entries,
+/// deletion. (Device tokens belong to sessions, outside the log: `DeviceRegistration`.)
 ///
 /// Nickname uniqueness is not decided here but by `NicknameDecider` on the nickname streams,
 /// which `Command.steps(loaded:)` writes in the same append.
@@ -9,15 +10,10 @@ public enum UserDecider: Decider {
     public enum Command: Sendable, Equatable {
         case register(userID: UUID, profile: DogProfile)
         case updateProfile(userID: UUID, changes: ProfileChanges)
-        case setDeviceToken(userID: UUID, token: String)
         case dismissNotification(userID: UUID, notificationID: UUID)
         /// The owner deletes the account.
         case delete(userID: UUID)
     }
-
-    /// Device tokens are hex strings of 64 to 200 characters (APNs tokens are 32 bytes today;
-    /// Apple reserves the right to make them longer).
-    public static let deviceTokenLength = 64...200
 
     public static let initial = UserState.initial
 
@@ -60,16 +56,6 @@ public enum UserDecider: Decider {
             // Nothing changed: record nothing.
             guard updated != current else { return [] }
             return [.profileUpdated(ProfileUpdated(userID: userID, profile: updated, updatedAt: now))]
-
-        case .setDeviceToken(let userID, let token):
-            guard deviceTokenLength.contains(token.count),
-                token.unicodeScalars.allSatisfy({ $0.isASCIIHexDigit })
-            else {
-                throw .validationFailed(field: "device_token", reason: "must be 64 to 200 hex digits")
-            }
-            guard state.isRegistered else { throw .userNotFound }
-            guard state.deviceToken != token else { return [] }
-            return [.deviceTokenSet(DeviceTokenSet(userID: userID, deviceToken: token, at: now))]
 
         case .dismissNotification(let userID, let notificationID):
             guard state.isRegistered else { throw .userNotFound }

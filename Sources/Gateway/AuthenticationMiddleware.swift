@@ -12,7 +12,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.identity = try await authenticator.requireUser(
+        context.identity = try await authenticator.requireCaller(
             request,
             address: request.clientAddress(context, trustForwardedFor: trustForwardedFor)
         )

@@ -4,18 +4,18 @@ import Hummingbird
 /// Reads `Authorization: Bearer <token>` and finds the caller; anything else is `401 unauthorized`.
 /// `AuthenticationMiddleware` applies it to every signed-in route.
 struct Authenticator: Sendable {
-    let tokens: TokenStore
+    let sessions: SessionStore
     let limiter: RateLimiter
 
-    /// The caller's user id; the request spends the user's budget. A request without a good
-    /// token spends its address's budget, so guessing tokens is as slow as any anonymous flood.
-    func requireUser(_ request: Request, address: String) async throws -> UUID {
-        guard let token = Self.bearerToken(request), let user = try await tokens.user(for: token) else {
+    /// The caller (user and session); the request spends the user's budget. A request without
+    /// a good token spends its address's budget, so guessing tokens is as slow as any anonymous flood.
+    func requireCaller(_ request: Request, address: String) async throws -> Caller {
+        guard let token = Self.bearerToken(request), let caller = try await sessions.caller(for: token) else {
             try limiter.spend(.ip(address))
             throw APIError.unauthorized
         }
-        try limiter.spend(.user(user))
-        return user
+        try limiter.spend(.user(caller.user))
+        return caller
     }
 
     private static let scheme = Array("bearer".utf8)

@@ -56,10 +56,31 @@ struct LogListenerService: Service {
     }
 }
 
-/// Deletes expired idempotent answers every `interval` until graceful shutdown. Expired rows are
-/// already ignored by lookups; this only keeps the table (and the secrets sealed in it) small.
+/// Listens for `NOTIFY sniffmeet_sessions` (a session signed out or revoked on any process) and
+/// empties this process's session cache at once; also after reconnecting, when announcements
+/// may have been missed. Revocations are rare, so forgetting everything is cheap.
+struct SessionRevocationListener: Service {
+    let sessions: SessionStore
+    let connectionString: String
+    let logger: Logger
+
+    func run() async throws {
+        let cache = sessions.cache
+        let listener = NotificationListener(connectionString: connectionString, channel: SessionStore.revocations, logger: logger) {
+            cache.forgetAll()
+        }
+        listener.start()
+        try? await gracefulShutdown()
+        listener.stop()
+    }
+}
+
+/// Deletes expired idempotent answers and transfer codes every `interval` until graceful
+/// shutdown. Expired rows are already ignored (or refused); this only keeps the tables (and the
+/// secrets sealed in them) small.
 struct IdempotencyPurgeService: Service {
     let store: IdempotencyStore
+    let sessions: SessionStore
     var interval: Duration = .seconds(600)
     let logger: Logger
 
@@ -69,6 +90,7 @@ struct IdempotencyPurgeService: Service {
                 do {
                     let purged = try await store.purge()
                     if purged > 0 { logger.info("purged expired idempotent answers", metadata: ["rows": "\(purged)"]) }
+                    try await sessions.purgeExpiredTransferCodes()
                 } catch is CancellationError {
                     return
                 } catch {

@@ -45,6 +45,7 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
 
     OperationsController(services: services).addRoutes(to: router)
     UsersController(services: services, runner: runner).addRoutes(signUp: signUp, queries: signedIn, commands: commands)
+    SessionsController(services: services, runner: runner).addRoutes(signIn: signUp, queries: signedIn, commands: commands)
     MatesController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     WalksController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     NotificationsController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
@@ -95,10 +96,14 @@ public func buildApplication(
         backgroundServices.append(WalkExpiryService(job: WalkExpiryJob(handler: handler, logger: logger)))
     }
     let services = GatewayServices(configuration: configuration, pool: pool, log: log, waiter: waiter, feedWaiter: feedWaiter)
+    // Signed-out sessions stop working here the moment another process announces them.
+    backgroundServices.append(
+        SessionRevocationListener(sessions: services.sessions, connectionString: configuration.databaseURL, logger: logger)
+    )
     // Live inbox streams are served by one feed per process, ended with the server.
     backgroundServices.append(NotificationFeedService(feed: services.feed))
     if background.contains(.idempotencyPurge) {
-        backgroundServices.append(IdempotencyPurgeService(store: services.idempotency, logger: logger))
+        backgroundServices.append(IdempotencyPurgeService(store: services.idempotency, sessions: services.sessions, logger: logger))
     }
     let router = buildRouter(services, handler: handler)
     return Application(

@@ -11,8 +11,8 @@ public struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext
     public var coreContext: CoreRequestContextStorage
     /// The connection the request came on (its peer is the client, or the proxy before it).
     let channel: (any Channel)?
-    /// The authenticated caller; set by `AuthenticationMiddleware`.
-    var identity: UUID?
+    /// The authenticated caller and their session; set by `AuthenticationMiddleware`.
+    var identity: Caller?
     /// The command id and actor for this request; set by `IdempotencyMiddleware`.
     var commandMetadata: CommandMetadata?
 
@@ -24,6 +24,11 @@ public struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext
     /// The authenticated caller. Every route behind `AuthenticationMiddleware` has one; a route
     /// outside it has no caller, so `401 unauthorized`.
     var user: UUID {
+        get throws { try caller.user }
+    }
+
+    /// The authenticated caller with the session their token opened.
+    var caller: Caller {
         get throws {
             guard let identity else { throw APIError.unauthorized }
             return identity

@@ -11,7 +11,7 @@ public struct GatewayServices: Sendable {
     public let pool: ConnectionPool
     public let gate: DatabaseGate
     public let log: EventLog
-    public let tokens: TokenStore
+    public let sessions: SessionStore
     public let idempotency: IdempotencyStore
     public let readModels: ReadModels
     public let progress: ProjectionProgress
@@ -37,7 +37,7 @@ public struct GatewayServices: Sendable {
         self.pool = pool
         self.log = log
         self.gate = DatabaseGate(limit: configuration.maxConcurrentDatabaseWaits)
-        self.tokens = TokenStore(pool: pool, gate: gate)
+        self.sessions = SessionStore(pool: pool, gate: gate, secret: configuration.secret)
         self.idempotency = IdempotencyStore(pool: pool, gate: gate, secret: configuration.secret)
         self.readModels = ReadModels(pool: pool, gate: gate)
         self.progress = ProjectionProgress(
@@ -55,7 +55,7 @@ public struct GatewayServices: Sendable {
             waiter: feedWaiter ?? waiter,
             logger: Logger(label: "sniffmeet.notification-feed")
         )
-        self.authenticator = Authenticator(tokens: tokens, limiter: limiter)
+        self.authenticator = Authenticator(sessions: sessions, limiter: limiter)
         self.body = BodyReader(limit: configuration.maxBodyBytes)
         self.migrator = Result { try Migrator.bundled() }
     }

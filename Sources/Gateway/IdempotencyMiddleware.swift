@@ -26,7 +26,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         // Read once, here: the fingerprint covers it and the route decodes the same buffer.
         // DELETE routes take no body, so none is read or fingerprinted.
         let raw = request.method == .delete ? Data() : try await body.bytes(&request)
-        let actor = context.identity
+        let actor = context.identity?.user
         guard let key = request.headers[.idempotencyKey] else {
             context.commandMetadata = .firstUse(actor: actor)
             return try await next(request, context)

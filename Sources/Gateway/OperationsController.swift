@@ -56,7 +56,7 @@ struct OperationsController {
     /// Each projector's checkpoint, lag and state; bearer `SNIFFMEET_ADMIN_TOKEN`.
     @Sendable func projections(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ProjectionsJSON> {
         guard let expected = services.configuration.adminToken, let offered = Authenticator.bearerToken(request),
-            TokenStore.constantTimeEqual(Array(TokenStore.hash(offered).utf8), Array(TokenStore.hash(expected).utf8))
+            SessionStore.constantTimeEqual(Array(SessionStore.hash(offered).utf8), Array(SessionStore.hash(expected).utf8))
         else {
             try services.limiter.spend(.ip(request.clientAddress(context, trustForwardedFor: services.configuration.trustForwardedFor)))
             throw APIError.unauthorized

@@ -74,8 +74,7 @@ struct ProfileChangesBody: Decodable {
 /// `PUT /v1/me/device-token`.
 struct DeviceTokenBody: Decodable {
     var deviceToken: String
-    /// `ko` (default) or `en`: the language of pushes to this device. Checked now; kept with the
-    /// session once device tokens belong to sessions.
+    /// `ko` (default) or `en`: the language of pushes to this device.
     var locale: String?
     enum CodingKeys: String, CodingKey {
         case deviceToken = "device_token"
@@ -85,8 +84,21 @@ struct DeviceTokenBody: Decodable {
     init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         deviceToken = try c.decode(String.self, forKey: .deviceToken)
+        // Absent means `ko`; null is not a locale.
         locale = c.contains(.locale) ? try c.decode(String.self, forKey: .locale) : nil
-        if let locale, !["ko", "en"].contains(locale) { throw APIError.validation("locale", "locale must be ko or en") }
+    }
+
+    /// The registration, checked by the domain's rule.
+    func registration() throws -> DeviceRegistration {
+        do { return try DeviceRegistration(token: deviceToken, locale: locale) } catch { throw error.apiError }
+    }
+}
+
+/// `POST /v1/sessions`.
+struct TransferCodeBody: Decodable {
+    var transferCode: String
+    enum CodingKeys: String, CodingKey {
+        case transferCode = "transfer_code"
     }
 }
 

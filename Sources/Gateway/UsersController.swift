@@ -18,7 +18,8 @@ struct UsersController {
         signUp.post("/v1/users", use: self.signUp)
         queries.get("/v1/me", use: me)
         commands.patch("/v1/me", use: update)
-        commands.put("/v1/me/device-token", use: deviceToken)
+        queries.put("/v1/me/device-token", use: registerDevice)
+        queries.delete("/v1/me/device-token", use: unregisterDevice)
         commands.delete("/v1/me", use: deleteAccount)
         commands.post("/v1/me/drop-tokens", use: dropToken)
         queries.get("/v1/users/{id}", use: card)
@@ -30,7 +31,7 @@ struct UsersController {
         let userID = UUID()
         let token = SecretToken.generate()
         let outcome = try await runner.run(.registerUser(userID: userID, profile: profile), try context.command) { connection in
-            try TokenStore.store(token, for: userID, on: connection)
+            try SessionStore.open(token, for: userID, on: connection)
         }
         // A replayed sign-up (same key, its stored answer lost in a crash) cannot hand out the
         // token again: it was only ever shown once.
@@ -66,12 +67,19 @@ struct UsersController {
         return Answer(json, logPosition: try await runner.position(of: outcome))
     }
 
-    /// `PUT /v1/me/device-token`.
-    @Sendable func deviceToken(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
-        let user = try context.user
-        let body = try await services.body.decode(DeviceTokenBody.self, from: request)
-        let outcome = try await runner.run(.setDeviceToken(userID: user, token: body.deviceToken), try context.command)
-        return NoContent(logPosition: try await runner.position(of: outcome))
+    /// `PUT /v1/me/device-token`: pushes for this session go to this device. Device tokens
+    /// belong to sessions, outside the log, so the answer has no `Log-Position`.
+    @Sendable func registerDevice(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
+        let caller = try context.caller
+        let device = try await services.body.decode(DeviceTokenBody.self, from: request).registration()
+        try await services.sessions.register(device, for: caller)
+        return NoContent()
+    }
+
+    /// `DELETE /v1/me/device-token`: no more pushes for this session.
+    @Sendable func unregisterDevice(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
+        try await services.sessions.unregisterDevice(of: try context.caller)
+        return NoContent()
     }
 
     /// `DELETE /v1/me`: erases the account at once and for good (API.md, "Deleting an account").
@@ -89,10 +97,10 @@ struct UsersController {
             .deleteAccount(userID: user, partners: ties.partners, walks: ties.walks),
             try context.command
         ) { connection in
-            try TokenStore.revokeAll(of: user, on: connection)
+            try SessionStore.revokeAll(of: user, on: connection)
             try IdempotencyStore.forget(user, on: connection)
         }
-        services.tokens.forget(user)
+        services.sessions.forget(user)
         return NoContent(logPosition: try await runner.position(of: outcome))
     }
 

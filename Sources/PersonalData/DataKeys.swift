@@ -156,32 +156,11 @@ public final class DataKeys: Sendable {
     }
 
     private func open(_ hex: String, of user: UUID) throws -> SymmetricKey {
-        guard let bytes = Self.bytes(hex: hex),
+        guard let bytes = Hex.bytes(hex),
             let box = try? AES.GCM.SealedBox(combined: bytes),
             let key = try? AES.GCM.open(box, using: wrapping, authenticating: Data(user.lowercasedString.utf8))
         else { throw PersonalDataError.unreadableKey(user) }
         return SymmetricKey(data: key)
     }
 
-    static func bytes(hex: String) -> Data? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var out = Data(capacity: digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

@@ -35,8 +35,8 @@ final class CommandStepsTests: XCTestCase {
         }
         // The comparison means something only if every command both wrote and was refused somewhere
         // (the expiry job's command is never refused: too early or too late is a no-op).
-        XCTAssertEqual(decidedEvents.count, 14, "every command case decided events: \(decidedEvents.sorted())")
-        XCTAssertEqual(refused.count, 13, "every command case but ExpireWalk was refused: \(refused.sorted())")
+        XCTAssertEqual(decidedEvents.count, 13, "every command case decided events: \(decidedEvents.sorted())")
+        XCTAssertEqual(refused.count, 12, "every command case but ExpireWalk was refused: \(refused.sorted())")
         XCTAssertFalse(refused.contains("ExpireWalk"))
     }
 
@@ -87,7 +87,6 @@ final class CommandStepsTests: XCTestCase {
     /// Every command case, accepted and refused in the worlds above.
     let commands: [Command] = {
         let pair = MatePair(alice, bob)
-        let hex = String(repeating: "ab", count: 32)
         var list: [Command] = [
             .registerUser(userID: carol, profile: profile(nickname: "Carol")),
             .registerUser(userID: carol, profile: profile(nickname: "aLiCe")),
@@ -100,9 +99,6 @@ final class CommandStepsTests: XCTestCase {
             .updateProfile(userID: alice, changes: ProfileChanges(dogName: "")),
             .updateProfile(userID: alice, changes: ProfileChanges()),
             .updateProfile(userID: carol, changes: ProfileChanges(nickname: "Max")),
-            .setDeviceToken(userID: alice, token: hex),
-            .setDeviceToken(userID: alice, token: "xyz"),
-            .setDeviceToken(userID: carol, token: hex),
             .dismissNotification(userID: alice, notificationID: request1),
             .dismissNotification(userID: carol, notificationID: request1),
         ]
@@ -175,7 +171,7 @@ final class CommandStepsTests: XCTestCase {
                 names.append(.nickname(new))
             }
             return names
-        case .setDeviceToken(let userID, _), .dismissNotification(let userID, _):
+        case .dismissNotification(let userID, _):
             return [.user(userID)]
         case .requestMate(_, let from, let to, _):
             return [.mates(from, to)]
@@ -233,11 +229,6 @@ final class CommandStepsTests: XCTestCase {
                 appends += [.init(stream: oldStream, events: released), .init(stream: newStream, events: reserved)]
             }
             return Decision(appends: appends)
-        case .setDeviceToken(let userID, let token):
-            return one(
-                .user(userID),
-                try UserDecider.decide(.setDeviceToken(userID: userID, token: token), user(.user(userID)), context: context)
-            )
         case .dismissNotification(let userID, let notificationID):
             return one(
                 .user(userID),

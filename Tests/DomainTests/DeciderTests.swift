@@ -10,7 +10,7 @@ final class DeciderTests: XCTestCase {
         var w = try World.walkPending()
         try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept))
         try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Max")))
-        try w.run(.setDeviceToken(userID: bob, token: String(repeating: "0f", count: 32)))
+        try w.run(.dismissNotification(userID: bob, notificationID: walk1))
         try w.run(.unpair(by: alice, mate: bob))
         XCTAssertEqual(Set(w.log.keys.map(\.kind)), Set(StreamName.Kind.allCases))
         for (stream, events) in w.log {

@@ -122,27 +122,26 @@ final class ProfileRulesTests: XCTestCase {
     }
 
     func testDeviceTokenMustBeHex64To200() throws {
-        var w = try World.registered()
+        func register(_ token: String, _ locale: String? = nil) throws(DomainError) -> DeviceRegistration {
+            try DeviceRegistration(token: token, locale: locale)
+        }
+        for bad in [
+            String(repeating: "a", count: 63), "", "xyz", "０１" + String(repeating: "a", count: 62), String(repeating: "a", count: 201),
+        ] {
+            assertRefused("validation_failed", field: "device_token") { _ = try register(bad) }
+        }
         let token = String(repeating: "00ffAA", count: 11)
-        assertRefused("validation_failed", field: "device_token") {
-            try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 63)))
-        }
-        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "")) }
-        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "xyz")) }
-        // Fullwidth digits.
-        assertRefused("validation_failed", field: "device_token") { try w.run(.setDeviceToken(userID: alice, token: "０１")) }
-        assertRefused("validation_failed", field: "device_token") {
-            try w.run(.setDeviceToken(userID: alice, token: String(repeating: "a", count: 201)))
-        }
-        let decision = try w.run(.setDeviceToken(userID: alice, token: token))
-        XCTAssertEqual(decision.events.map(\.event), [.deviceTokenSet(DeviceTokenSet(userID: alice, deviceToken: token, at: t0))])
-        XCTAssertEqual(w.state(.user(alice)).user?.deviceToken, token)
-        // The same token again changes nothing.
-        XCTAssertTrue(try w.run(.setDeviceToken(userID: alice, token: token)).isEmpty)
+        XCTAssertEqual(try register(token), try register(token.lowercased(), "ko"))
+        XCTAssertEqual(try register(token).token, token.lowercased(), "one device, one token, whatever case the phone sent")
+        XCTAssertEqual(try register(String(repeating: "ab", count: 100)).token.count, 200)
     }
 
-    func testDeviceTokenUnregisteredUserUserNotFound() {
-        var w = World()
-        assertRefused("user_not_found") { try w.run(.setDeviceToken(userID: carol, token: String(repeating: "ab", count: 32))) }
+    func testDeviceLocaleIsKoOrEnAndKoByDefault() throws {
+        let token = String(repeating: "ab", count: 32)
+        XCTAssertEqual(try DeviceRegistration(token: token, locale: nil).locale, .ko)
+        XCTAssertEqual(try DeviceRegistration(token: token, locale: "en").locale, .en)
+        for bad in ["fr", "", "KO", "en-US"] {
+            assertRefused("validation_failed", field: "locale") { _ = try DeviceRegistration(token: token, locale: bad) }
+        }
     }
 }

@@ -88,7 +88,7 @@ final class IdempotencyTests: XCTestCase {
             XCTAssertError(second, 409, "already_registered")
             XCTAssertFalse(second.text.contains(token))
             XCTAssertFalse(second.text.contains(first.json["user_id"] as? String ?? "-"))
-            XCTAssertEqual(try client.sql("SELECT count(*) FROM auth_tokens")[0][0], "1")
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM sessions")[0][0], "1")
             XCTAssertEqual(try client.sql("SELECT count(*) FROM events WHERE event_type = 'user_registered'")[0][0], "1")
             // The table holds neither the key nor the answer readably.
             let stored = try client.sql("SELECT encode(key_hash, 'escape'), encode(sealed_body, 'escape') FROM idempotency_keys")

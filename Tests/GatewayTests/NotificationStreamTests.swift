@@ -41,10 +41,10 @@ final class NotificationStreamTests: XCTestCase {
             try await client.makeMates(a, b)
             // Let b's inbox hold the mate request before listening, so that only the walk is new.
             let marker = try await client.send(
-                .put,
-                "/v1/me/device-token",
+                .patch,
+                "/v1/me",
                 token: b.token,
-                json: #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#
+                json: "{}"
             )
             let settled = try await client.send(
                 .get,
@@ -154,10 +154,10 @@ final class NotificationStreamTests: XCTestCase {
             }
             // Let the inbox hold the mate entries first, so that only the walks are new.
             let marker = try await client.send(
-                .put,
-                "/v1/me/device-token",
+                .patch,
+                "/v1/me",
                 token: sender.token,
-                json: #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#
+                json: "{}"
             )
             let settled = try await client.send(
                 .get,

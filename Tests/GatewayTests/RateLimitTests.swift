@@ -43,7 +43,7 @@ final class RateLimitTests: XCTestCase {
             _ = try await client.signUp("second")
             let third = try await client.send(.post, "/v1/users", json: HostileInputTests.signUp(nickname: "third"))
             XCTAssertError(third, 429, "rate_limited")
-            XCTAssertEqual(try client.sql("SELECT count(*) FROM auth_tokens")[0][0], "2", "a limited sign-up writes nothing")
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM sessions")[0][0], "2", "a limited sign-up writes nothing")
         }
     }
 

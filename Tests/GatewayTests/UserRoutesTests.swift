@@ -24,7 +24,7 @@ final class UserRoutesTests: XCTestCase {
             XCTAssertEqual(profile["user_id"] as? String, signUp.json["user_id"] as? String)
             XCTAssertNotNil(profile["created_at"] as? String)
             // The token is stored only as its SHA-256.
-            let stored = try client.sql("SELECT encode(token_hash, 'hex') FROM auth_tokens")
+            let stored = try client.sql("SELECT encode(token_hash, 'hex') FROM sessions")
             XCTAssertEqual(stored.count, 1)
             XCTAssertNotEqual(stored[0][0], token)
             XCTAssertEqual(stored[0][0]?.count, 64)
@@ -74,7 +74,7 @@ final class UserRoutesTests: XCTestCase {
                 json: #"{"device_token": "\#(String(repeating: "abcdef0123", count: 7))", "locale": "en"}"#
             )
             XCTAssertEqual(device.status, 204, device.text)
-            XCTAssertNotNil(device.header("Log-Position"))
+            XCTAssertNil(device.header("Log-Position"), "device tokens belong to sessions, outside the log")
             XCTAssertError(
                 try await client.send(.put, "/v1/me/device-token", token: token, json: #"{"device_token": "not hex!"}"#),
                 400,

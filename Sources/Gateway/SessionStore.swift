@@ -1,0 +1,277 @@
+import Commands
+@preconcurrency import Crypto
+import Domain
+import Foundation
+import PersonalData
+import Postgres
+import Projections
+import UUIDText
+
+/// Who is asking: the user and the session (device) whose bearer token came with the request.
+public struct Caller: Sendable, Equatable {
+    public var user: UUID
+    public var session: UUID
+}
+
+/// Sessions (DESIGN.md, "Sessions"): one per device, each a bearer token of 256 random bits,
+/// given to the client once and kept only as its SHA-256 (`sessions`, schema 0011); with the
+/// device's push token and locale. And transfer codes, which sign the same account in on
+/// another phone.
+///
+/// Revocation reaches every process within a second: a signed-out session's hash is announced
+/// with `NOTIFY sniffmeet_sessions` in the transaction that deletes it, and every process
+/// listening forgets its cached sessions at once (`SessionRevocationListener`); a cached
+/// session is trusted for at most a second even when no announcement arrives.
+public struct SessionStore: Sendable {
+    /// The NOTIFY channel of revocations (payload: the token hash in hex).
+    public static let revocations = "sniffmeet_sessions"
+    /// Transfer codes live 10 minutes.
+    public static let transferCodeLifetime: TimeInterval = 600
+    /// `last_seen_at` moves at most this often (the API shows it to the minute).
+    static let lastSeenStep: TimeInterval = 60
+
+    let pool: ConnectionPool
+    let gate: DatabaseGate
+    let cache = SessionCache(capacity: 10_000, maxAge: .seconds(1))
+    private let deviceTokenMAC: SymmetricKey
+    private let deviceTokenSealing: SymmetricKey
+
+    /// `secret` is the server's master key; device tokens are sealed under keys derived from it.
+    public init(pool: ConnectionPool, gate: DatabaseGate, secret: SymmetricKey) {
+        self.pool = pool
+        self.gate = gate
+        self.deviceTokenMAC = ServerSecret.derive(secret, purpose: "device token lookup")
+        self.deviceTokenSealing = ServerSecret.derive(secret, purpose: "device token")
+    }
+
+    /// SHA-256 of a secret's text (tokens, transfer codes).
+    static func digest(_ secret: String) -> Data { Data(SHA256.hash(data: Data(secret.utf8))) }
+
+    /// Lowercase hex SHA-256 of the token text.
+    public static func hash(_ token: String) -> String { Hex.string(digest(token)) }
+
+    // MARK: Signing in
+
+    /// Opens a session for `user` with `token` (fresh from `SecretToken.generate()`) on
+    /// `connection` (inside the sign-up's or the transfer's transaction). The token itself is
+    /// never stored.
+    static func open(_ token: String, for user: UUID, on connection: Connection) throws {
+        try connection.execute(
+            "INSERT INTO sessions (session_id, token_hash, user_id) VALUES ($1, $2, $3)",
+            [UUID.random(), digest(token), user]
+        )
+    }
+
+    /// The caller a bearer token belongs to, or `nil`.
+    ///
+    /// The row is found by the hash (an index lookup that reveals nothing about the token); a
+    /// cached answer is at most a second old.
+    public func caller(for token: String) async throws -> Caller? {
+        // A token is 43 characters; anything far off is not worth a database round trip.
+        guard (20...100).contains(token.utf8.count) else { return nil }
+        let digest = Self.digest(token)
+        if let cached = cache.caller(for: digest) { return cached }
+        let found = try await gate.withConnection(pool) { connection -> Caller? in
+            guard
+                let row = try connection.execute(
+                    "SELECT session_id, user_id, last_seen_at < now() - interval '1 minute' FROM sessions WHERE token_hash = $1",
+                    [digest]
+                ).first
+            else { return nil }
+            let caller = Caller(user: try row.uuid(1), session: try row.uuid(0))
+            if try row.bool(2) {
+                try connection.execute("UPDATE sessions SET last_seen_at = now() WHERE session_id = $1", [caller.session])
+            }
+            return caller
+        }
+        if let found { cache.remember(digest, found) }
+        return found
+    }
+
+    // MARK: Signing out
+
+    /// Ends `session` of `user`; false when `user` has no such session.
+    public func revoke(_ session: UUID, of user: UUID) async throws -> Bool {
+        let revoked = try await gate.withConnection(pool) { connection in
+            try connection.execute(
+                """
+                WITH gone AS (DELETE FROM sessions WHERE session_id = $1 AND user_id = $2 RETURNING token_hash)
+                SELECT pg_notify('\(Self.revocations)', encode(token_hash, 'hex')) FROM gone
+                """,
+                [session, user]
+            ).count
+        }
+        cache.forget(user: user)
+        return revoked > 0
+    }
+
+    /// Ends every session of `user` and forgets their transfer codes, on `connection` (inside
+    /// the account deletion's transaction): each revocation is announced when it commits.
+    public static func revokeAll(of user: UUID, on connection: Connection) throws {
+        try connection.execute(
+            """
+            WITH gone AS (DELETE FROM sessions WHERE user_id = $1 RETURNING token_hash)
+            SELECT pg_notify('\(revocations)', encode(token_hash, 'hex')) FROM gone
+            """,
+            [user]
+        )
+        try connection.execute("DELETE FROM transfer_codes WHERE user_id = $1", [user])
+    }
+
+    /// Forgets `user`'s cached sessions in this process.
+    public func forget(_ user: UUID) { cache.forget(user: user) }
+
+    // MARK: Listing
+
+    /// One of a user's sessions.
+    public struct Row: Sendable {
+        public var session: UUID
+        public var createdAt: Date
+        public var lastSeenAt: Date
+        public var push: Bool
+        /// Where the list continues below this row: (`created_at`, session id).
+        public var key: TimeKey
+    }
+
+    /// Up to `limit` sessions of `user`, newest first, below `after` when given.
+    public func sessions(of user: UUID, after: TimeKey?, limit: Int) async throws -> [Row] {
+        try await gate.withConnection(pool) { connection in
+            try connection.execute(
+                """
+                SELECT session_id, (extract(epoch FROM created_at) * 1000000)::bigint, last_seen_at, device_token_mac IS NOT NULL
+                FROM sessions
+                WHERE user_id = $1
+                  AND ($2::bigint IS NULL OR (created_at, session_id)
+                       < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+                ORDER BY created_at DESC, session_id DESC
+                LIMIT $4
+                """,
+                [user, after?.micros, after?.id, limit]
+            ).rows.map { row in
+                let session = try row.uuid(0)
+                let key = TimeKey(micros: try row.int64(1), id: session)
+                return Row(session: session, createdAt: key.date, lastSeenAt: try row.date(2), push: try row.bool(3), key: key)
+            }
+        }
+    }
+
+    // MARK: Devices
+
+    /// Pushes for `caller`'s session go to `device`; a session that held the same token gives it up.
+    public func register(_ device: DeviceRegistration, for caller: Caller) async throws {
+        let mac = Data(HMAC<SHA256>.authenticationCode(for: Data(device.token.utf8), using: deviceTokenMAC))
+        let sealed = try AES.GCM.seal(Data(device.token.utf8), using: deviceTokenSealing, authenticating: mac).combined!
+        try await gate.withConnection(pool) { connection in
+            try connection.transaction { connection in
+                try connection.execute(
+                    """
+                    UPDATE sessions SET device_token_mac = NULL, device_token_sealed = NULL
+                    WHERE device_token_mac = $1 AND session_id <> $2
+                    """,
+                    [mac, caller.session]
+                )
+                try connection.execute(
+                    "UPDATE sessions SET device_token_mac = $1, device_token_sealed = $2, locale = $3 WHERE session_id = $4",
+                    [mac, sealed, device.locale.rawValue, caller.session]
+                )
+            }
+        }
+    }
+
+    /// No more pushes for `caller`'s session.
+    public func unregisterDevice(of caller: Caller) async throws {
+        try await gate.withConnection(pool) { connection in
+            _ = try connection.execute(
+                "UPDATE sessions SET device_token_mac = NULL, device_token_sealed = NULL WHERE session_id = $1",
+                [caller.session]
+            )
+        }
+    }
+
+    /// The device token of `session` in the clear (for the push service), if it has one.
+    public func deviceToken(of session: UUID) async throws -> String? {
+        let row = try await gate.withConnection(pool) { connection in
+            try connection.execute(
+                """
+                SELECT encode(device_token_mac, 'hex'), encode(device_token_sealed, 'hex') FROM sessions
+                WHERE session_id = $1 AND device_token_mac IS NOT NULL
+                """,
+                [session]
+            ).first.map { (try $0.string(0), try $0.string(1)) }
+        }
+        guard let (macHex, sealedHex) = row, let mac = Hex.bytes(macHex), let sealed = Hex.bytes(sealedHex) else { return nil }
+        let opened = try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: deviceTokenSealing, authenticating: Data(mac))
+        return String(decoding: opened, as: UTF8.self)
+    }
+
+    // MARK: Transfer codes
+
+    /// Why a transfer code does not sign anyone in.
+    public enum TransferRefusal: Error {
+        case invalid, expired
+    }
+
+    /// A fresh transfer code for `user`: 130 random bits as 26 base32 characters (a QR code of
+    /// the smallest sizes holds it), valid 10 minutes, single use; only its SHA-256 is stored.
+    public func issueTransferCode(for user: UUID, now: Date = Date()) async throws -> (code: String, expiresAt: Date) {
+        let code = Self.base32Code()
+        let expiresAt = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + Self.transferCodeLifetime).rounded(.down))
+        try await gate.withConnection(pool) { connection in
+            _ = try connection.execute(
+                "INSERT INTO transfer_codes (code_hash, user_id, expires_at) VALUES ($1, $2, $3)",
+                [Self.digest(code), user, expiresAt]
+            )
+        }
+        return (code, expiresAt)
+    }
+
+    /// Spends `code` and opens a session for its user, in one transaction: two phones with one
+    /// code, only one gets in. Returns the user and the new session's token.
+    public func redeem(_ code: String) async throws -> (user: UUID, token: String) {
+        // Case and separators a person may add when typing it do not matter.
+        let normalized = code.uppercased().filter { $0 != "-" && $0 != " " }
+        guard normalized.utf8.count == 26 else { throw TransferRefusal.invalid }
+        let digest = Self.digest(normalized)
+        let outcome = try await gate.withConnection(pool) { connection -> Result<(user: UUID, token: String), TransferRefusal> in
+            try connection.transaction { connection in
+                guard
+                    let row = try connection.execute(
+                        "DELETE FROM transfer_codes WHERE code_hash = $1 RETURNING user_id, expires_at <= now()",
+                        [digest]
+                    ).first
+                else { return .failure(.invalid) }
+                // An expired code is spent all the same (the deletion commits): it never works again.
+                guard try !row.bool(1) else { return .failure(.expired) }
+                let user = try row.uuid(0)
+                let token = SecretToken.generate()
+                try Self.open(token, for: user, on: connection)
+                return .success((user, token))
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Compares without an early exit.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+
+    /// Deletes transfer codes that expired a while ago.
+    func purgeExpiredTransferCodes() async throws {
+        try await gate.withConnection(pool) { connection in
+            _ = try connection.execute("DELETE FROM transfer_codes WHERE expires_at < now() - interval '1 hour'")
+        }
+    }
+
+    static let base32 = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
+
+    /// 26 characters of RFC 4648 base32 (130 random bits), upper case: short for a QR code and
+    /// unambiguous to read aloud.
+    static func base32Code() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(decoding: (0..<26).map { _ in base32[Int.random(in: 0..<32, using: &generator)] }, as: UTF8.self)
+    }
+}
