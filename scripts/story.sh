@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's curl session: two owners meet, become mates, a walk is sent and accepted.
+# The README's curl session: two owners meet, become mates, a walk is sent and accepted; one of them
+# deletes the account, the other moves to a new phone.
 # Needs a running server (scripts/serve) and jq-free: JSON fields are read with python3.
 set -euo pipefail
 base="${BASE:-http://127.0.0.1:8080}"
@@ -50,3 +51,11 @@ POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
 echo "DELETE /v1/me → $gone"
 curl -fsS "$base/v1/me/mates" -H "Authorization: Bearer $MIA" -H "Min-Log-Position: $POS" | field '["items"]'
 curl -sS -o /dev/null -w 'GET /v1/me with his old token → %{http_code}\n' "$base/v1/me" -H "Authorization: Bearer $LEO"
+
+say "Mia moves to a new phone with a transfer code, then signs the old one out"
+code=$(curl -fsS -X POST "$base/v1/me/transfer-codes" -H "Authorization: Bearer $MIA" | field '["transfer_code"]')
+MIA2=$(curl -fsS -X POST "$base/v1/sessions" -H 'Content-Type: application/json' -d "{\"transfer_code\":\"$code\"}" | field '["token"]')
+curl -fsS "$base/v1/me/sessions" -H "Authorization: Bearer $MIA2" | field '["items"]'
+OLD=$(curl -fsS "$base/v1/me/sessions" -H "Authorization: Bearer $MIA2" | field '["items"][1]["session_id"]')
+curl -fsS -o /dev/null -w 'DELETE /v1/me/sessions/{old phone} → %{http_code}\n' -X DELETE "$base/v1/me/sessions/$OLD" -H "Authorization: Bearer $MIA2"
+curl -sS -o /dev/null -w 'GET /v1/me with the old phone'"'"'s token → %{http_code}\n' "$base/v1/me" -H "Authorization: Bearer $MIA"
