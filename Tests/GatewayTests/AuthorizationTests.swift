@@ -102,6 +102,34 @@ final class AuthorizationTests: XCTestCase {
             // The owner's notification is still in the mate's inbox.
             let still = try await client.send(.get, "/v1/me/notifications", token: mate.token)
             XCTAssertTrue(still.text.contains(notificationID))
+
+            // Sessions and devices: the outsider can end no session but their own, sees only
+            // their own, and their device token and deletion touch nobody else.
+            let ownersSessions = try await client.send(.get, "/v1/me/sessions", token: owner.token)
+            let ownersSession = try XCTUnwrap(ownersSessions.items.first?["session_id"] as? String)
+            XCTAssertError(try await client.send(.delete, "/v1/me/sessions/\(ownersSession)", token: t), 404, "not_found")
+            let outsidersSessions = try await client.send(.get, "/v1/me/sessions", token: t)
+            XCTAssertEqual(outsidersSessions.items.count, 1)
+            assertNothingLeaks(outsidersSessions, "GET /v1/me/sessions")
+            XCTAssertFalse(outsidersSessions.text.contains(ownersSession))
+            let device = #"{"device_token": "\#(String(repeating: "ab", count: 32))"}"#
+            let registered = try await client.send(.put, "/v1/me/device-token", token: owner.token, json: device)
+            XCTAssertEqual(registered.status, 204)
+            let unregistered = try await client.send(.delete, "/v1/me/device-token", token: t)
+            XCTAssertEqual(unregistered.status, 204)
+            let afterwards = try await client.send(.get, "/v1/me/sessions", token: owner.token)
+            XCTAssertEqual(afterwards.items.first?["push"] as? Bool, true)
+            let deleted = try await client.send(.delete, "/v1/me", token: t)
+            XCTAssertEqual(deleted.status, 204)
+            let ownerStill = try await client.send(.get, "/v1/me", token: owner.token)
+            XCTAssertEqual(ownerStill.status, 200, "the outsider's deletion is their own")
+            let ownersMates = try await client.send(
+                .get,
+                "/v1/me/mates",
+                token: owner.token,
+                headers: ["Min-Log-Position": deleted.header("Log-Position")!]
+            )
+            XCTAssertEqual(ownersMates.items.count, 1)
         }
     }
 }
