@@ -56,19 +56,18 @@ struct LogListenerService: Service {
     }
 }
 
-/// Listens for `NOTIFY sniffmeet_sessions` (a session signed out or revoked on any process) and
-/// empties this process's session cache at once; also after reconnecting, when announcements
-/// may have been missed. Revocations are rare, so forgetting everything is cheap.
-struct SessionRevocationListener: Service {
-    let sessions: SessionStore
+/// Keeps a `LISTEN channel` open until graceful shutdown and calls `onNotify` for every
+/// announcement, and after every reconnect (announcements may have been missed meanwhile).
+/// Used for what other processes must forget at once: signed-out sessions
+/// (`SessionStore.revocations`) and erased data keys (`DataKeys.erasures`).
+struct ForgetOnNotifyService: Service {
+    let channel: String
     let connectionString: String
     let logger: Logger
+    let onNotify: @Sendable () -> Void
 
     func run() async throws {
-        let cache = sessions.cache
-        let listener = NotificationListener(connectionString: connectionString, channel: SessionStore.revocations, logger: logger) {
-            cache.forgetAll()
-        }
+        let listener = NotificationListener(connectionString: connectionString, channel: channel, logger: logger, onNotify: onNotify)
         listener.start()
         try? await gracefulShutdown()
         listener.stop()

@@ -96,9 +96,18 @@ public func buildApplication(
         backgroundServices.append(WalkExpiryService(job: WalkExpiryJob(handler: handler, logger: logger)))
     }
     let services = GatewayServices(configuration: configuration, pool: pool, log: log, waiter: waiter, feedWaiter: feedWaiter)
-    // Signed-out sessions stop working here the moment another process announces them.
+    // Signed-out sessions stop working here the moment another process announces them (the
+    // cache is emptied: revocations are rare), and an erased data key leaves memory too.
+    let sessionCache = services.sessions.cache
     backgroundServices.append(
-        SessionRevocationListener(sessions: services.sessions, connectionString: configuration.databaseURL, logger: logger)
+        ForgetOnNotifyService(channel: SessionStore.revocations, connectionString: configuration.databaseURL, logger: logger) {
+            sessionCache.forgetAll()
+        }
+    )
+    backgroundServices.append(
+        ForgetOnNotifyService(channel: DataKeys.erasures, connectionString: configuration.databaseURL, logger: logger) {
+            sealer.keys.forgetCachedKeys()
+        }
     )
     // Live inbox streams are served by one feed per process, ended with the server.
     backgroundServices.append(NotificationFeedService(feed: services.feed))

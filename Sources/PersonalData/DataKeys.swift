@@ -110,8 +110,12 @@ public final class DataKeys: Sendable {
         return entries
     }
 
-    /// Destroys `user`'s key on `connection` (inside the account deletion's transaction). A
-    /// user without a row (an account older than encryption) gets a tombstone row all the same.
+    /// The NOTIFY channel announcing erased keys, so that every process forgets its copy.
+    public static let erasures = "sniffmeet_erasures"
+
+    /// Destroys `user`'s key on `connection` (inside the account deletion's transaction) and
+    /// announces it to every process when that commits. A user without a row (an account older
+    /// than encryption) gets a tombstone row all the same.
     public func erase(_ user: UUID, on connection: Connection) throws {
         try connection.execute(
             """
@@ -120,6 +124,12 @@ public final class DataKeys: Sendable {
             """,
             [user]
         )
+        try connection.execute("SELECT pg_notify('\(Self.erasures)', '')")
+    }
+
+    /// Forgets every cached key (another process erased one): keys are read again on next use.
+    public func forgetCachedKeys() {
+        cache.withLock { cache in cache = cache.filter { if case .erased = $0.value { true } else { false } } }
     }
 
     /// Forgets `user`'s cached key (after their erasure committed).
