@@ -168,13 +168,15 @@ public struct CommandHandler: Sendable {
                 cards[.user(user)] = (known?.state ?? SniffMeet.initialState(of: .user(user)), known?.version ?? 0)
             }
             let result: GroupAppendResult
+            let appending: [NewEvent]
             do {
                 let keys = try await sealer.keys(for: decision.events.map(\.event), pool: log.pool)
+                appending = try newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions, keys: keys)
                 result = try await log.append(
                     AppendRequest(
                         commandID: metadata.commandID,
                         expectations: expectations(loaded.versions),
-                        events: try newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions, keys: keys),
+                        events: appending,
                         reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) })
                     )
                 )
@@ -189,6 +191,8 @@ public struct CommandHandler: Sendable {
                 continue
             }
             for (stream, version) in versions { cache.remember(stream, version: version, state: states[stream]!) }
+            // This process's projectors read these events back moments later: no need to open them again.
+            sealer.remember(zip(EventLog.eventIDs(commandID: metadata.commandID, events: appending), decision.events.map(\.event)))
             let readKeys = try await sealer.keys(for: result.reads.values.joined(), pool: log.pool)
             for (stream, known) in cards {
                 let events = result.reads[stream.rawValue] ?? []
@@ -339,7 +343,10 @@ public struct CommandHandler: Sendable {
                     }
                 }
                 if outcome.position != nil && !outcome.replayed { log.announceCommitted() }
-                for case (_, .userDeleted(let deleted)) in outcome.events { sealer.keys.forget(deleted.userID) }
+                for case (_, .userDeleted(let deleted)) in outcome.events {
+                    sealer.keys.forget(deleted.userID)
+                    sealer.forgetRememberedEvents()
+                }
                 // Committed: the states after the append are those streams at their new versions.
                 if !outcome.replayed {
                     for (stream, version) in outcome.versions { cache.remember(stream, version: version, state: outcome.states[stream]!) }

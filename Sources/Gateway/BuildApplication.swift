@@ -107,6 +107,7 @@ public func buildApplication(
     backgroundServices.append(
         ForgetOnNotifyService(channel: DataKeys.erasures, connectionString: configuration.databaseURL, logger: logger) {
             sealer.keys.forgetCachedKeys()
+            sealer.forgetRememberedEvents()
         }
     )
     // Live inbox streams are served by one feed per process, ended with the server.

@@ -112,6 +112,35 @@ final class PersonalDataTests: XCTestCase {
         await pool.close()
     }
 
+    /// Events this process appended come back from memory, equal to what opening gives, each
+    /// once; an erased key empties that memory.
+    func testRememberedEventsEqualOpenedOnesAndGoWithAnErasure() async throws {
+        let (handler, pool) = try makeHandler("remembered")
+        let users = try await register(2, with: handler)
+        try await makeMates(users[0], users[1], with: handler)
+        let sealer = EventSealer(secret: TestDatabase.masterKey)
+        let walkID = UUID()
+        let sent = Command.sendWalk(
+            walkID: walkID,
+            from: users[0],
+            to: users[1],
+            message: "Hi",
+            latitude: 1.25,
+            longitude: 2,
+            placeName: nil
+        )
+        let walk = try await CommandHandler(log: handler.log, sealer: sealer).handle(sent, metadata: as_(users[0]))
+        let records = try await pool.withConnection { try EventLog.readStream(on: $0, StreamName.walk(walkID).rawValue) }
+        let opened = try await pool.withConnection { try EventSealer(secret: TestDatabase.masterKey).events(from: records, on: $0) }
+        XCTAssertEqual(opened, walk.events.map(\.event))
+        // Twice from the handler's sealer: first from memory, then opened; the same both times.
+        for _ in 0..<2 {
+            let again = try await pool.withConnection { try sealer.events(from: records, on: $0) }
+            XCTAssertEqual(again, opened)
+        }
+        await pool.close()
+    }
+
     func testAnAlteredBoxDoesNotOpen() async throws {
         let (handler, pool) = try makeHandler("tamper")
         let users = try await register(1, with: handler)
