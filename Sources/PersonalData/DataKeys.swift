@@ -85,14 +85,16 @@ public final class DataKeys: Sendable {
                     """,
                     [users, sealed]
                 )
-                found.merge(try load(users, on: connection)) { $1 }
+                // Not cached: if `connection`'s transaction rolls back, these rows were never
+                // written, and a cached key would seal events that nobody could open again.
+                found.merge(try load(users, on: connection, caching: false)) { $1 }
             }
         }
         return found
     }
 
     /// Reads and opens the rows of `users`, caching them.
-    private func load(_ users: [UUID], on connection: Connection) throws -> [UUID: Entry] {
+    private func load(_ users: [UUID], on connection: Connection, caching: Bool = true) throws -> [UUID: Entry] {
         let result = try connection.execute(
             "SELECT user_id, encode(sealed_key, 'hex') FROM data_keys WHERE user_id = ANY($1::uuid[])",
             [users]
@@ -106,7 +108,7 @@ public final class DataKeys: Sendable {
                 entries[user] = .key(try open(try row.string(1), of: user))
             }
         }
-        cache.withLock { cache in cache.merge(entries) { $1 } }
+        if caching { cache.withLock { cache in cache.merge(entries) { $1 } } }
         return entries
     }
 

@@ -141,6 +141,35 @@ final class PersonalDataTests: XCTestCase {
         await pool.close()
     }
 
+    /// A key made inside a transaction that rolls back (a conflict, a refusal) was never
+    /// written: it must not be remembered, or events would be sealed under a key nobody has.
+    func testAKeyMadeInARolledBackTransactionIsNotRemembered() async throws {
+        let (_, pool) = try makeHandler("key_rollback")
+        let keys = DataKeys(secret: TestDatabase.masterKey)
+        let user = UUID()
+        struct Rollback: Error {}
+        try await pool.withConnection { connection in
+            XCTAssertThrowsError(
+                try connection.transaction { connection in
+                    let made = try keys.entries(for: [user], creating: true, on: connection)
+                    guard case .key = made[user] else { return XCTFail("no key made") }
+                    throw Rollback()
+                }
+            )
+            XCTAssertNil(keys.cached(user))
+            XCTAssertTrue(try keys.entries(for: [user], creating: false, on: connection).isEmpty)
+            // Made again outside a transaction, it is written and remembered.
+            guard case .key(let first) = try keys.entries(for: [user], creating: true, on: connection)[user] else { return XCTFail() }
+            guard
+                case .key(let again) = try DataKeys(secret: TestDatabase.masterKey).entries(for: [user], creating: false, on: connection)[
+                    user
+                ]
+            else { return XCTFail("the key was not written") }
+            XCTAssertEqual(first, again)
+        }
+        await pool.close()
+    }
+
     func testAnAlteredBoxDoesNotOpen() async throws {
         let (handler, pool) = try makeHandler("tamper")
         let users = try await register(1, with: handler)
