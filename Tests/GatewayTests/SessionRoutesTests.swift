@@ -1,5 +1,7 @@
 @preconcurrency import Crypto
 import Foundation
+import Gateway
+import Postgres
 import XCTest
 
 #if canImport(FoundationNetworking)
@@ -195,6 +197,37 @@ final class SessionRoutesTests: XCTestCase {
                 )
             }
             XCTAssertError(try await client.send(.put, "/v1/me/device-token", token: mia.token, json: "[]"), 400, "validation_failed")
+        }
+    }
+
+    /// What the push service will read: the sealed device token opens back to the one the phone
+    /// sent (lowercased), for the session that holds it and no other.
+    func testTheStoredDeviceTokenOpensBackForItsSessionOnly() async throws {
+        let fixture = try GatewayFixture("sessions_device_read")
+        try await fixture.run { client in
+            let mia = try await client.signUp("Mia")
+            let put = try await client.send(
+                .put,
+                "/v1/me/device-token",
+                token: mia.token,
+                json: #"{"device_token": "\#(Self.deviceToken.uppercased())"}"#
+            )
+            XCTAssertEqual(put.status, 204, put.text)
+            let listed = try await client.send(.get, "/v1/me/sessions", token: mia.token)
+            let session = try XCTUnwrap(UUID(uuidString: listed.items.first?["session_id"] as? String ?? ""))
+            let pool = ConnectionPool(connectionString: fixture.configuration.databaseURL, maxConnections: 2)
+            let store = SessionStore(pool: pool, gate: DatabaseGate(limit: 8), secret: fixture.configuration.secret)
+            let opened = try await store.deviceToken(of: session)
+            XCTAssertEqual(opened, Self.deviceToken)
+            let none = try await store.deviceToken(of: UUID())
+            XCTAssertNil(none)
+            // Under another master key it does not open.
+            let stranger = SessionStore(pool: pool, gate: DatabaseGate(limit: 8), secret: SymmetricKey(size: .bits256))
+            do {
+                _ = try await stranger.deviceToken(of: session)
+                XCTFail("a device token opened under another master key")
+            } catch {}
+            await pool.close()
         }
     }
 
