@@ -246,7 +246,9 @@ public struct CommandHandler: Sendable {
         case .respondWalk(let walkID, _, _), .cancelWalk(let walkID, _), .expireWalk(let walkID):
             guard let walk = states[.walk(walkID)]?.walk, let from = walk.from, let to = walk.to else { return [] }
             return [from, to]
-        case .registerUser, .updateProfile, .dismissNotification, .deleteAccount: return []
+        case .registerUser, .updateProfile, .dismissNotification, .deleteAccount, .clearNotifications, .block, .unblock, .report,
+            .resolveReport, .suspendUser, .unsuspendUser:
+            return []
         }
     }
 

@@ -95,15 +95,77 @@ extension Command {
             if let nickname = loaded[.user(userID)]?.user?.nickname {
                 steps.append(.step(NicknameDecider.self, on: .nickname(nickname), .release(nickname: nickname, user: userID)))
             }
-            var seen: Set<UUID> = [userID]
-            for partner in partners.sorted(by: { $0.uuidString < $1.uuidString }) where seen.insert(partner).inserted {
-                steps.append(.step(MatesDecider.self, on: .mates(userID, partner), .erase(user: userID, partner: partner)))
-            }
-            for walk in Set(walks).sorted(by: { $0.uuidString < $1.uuidString }) {
-                steps.append(.step(WalkDecider.self, on: .walk(walk), .erase(user: userID)))
-            }
+            steps += Self.settling(userID, partners: partners, walks: walks) { .erase(user: userID, partner: $0) }
             return steps
+
+        case .clearNotifications(let userID):
+            return [.step(UserDecider.self, on: .user(userID), .clearNotifications(userID: userID))]
+
+        case .block(let by, let user, let walks):
+            // Blocking someone who does not exist writes nothing (and answers like any block).
+            let target: [Step] = by == user ? [] : [.read(.user(user))]
+            guard by == user || loaded[.user(user)]?.user?.isRegistered == true else { return target }
+            return target + [.step(MatesDecider.self, on: .mates(by, user), .block(by: by, user: user))]
+                + Self.settling(by, partners: [], walks: walks) { _ in .withdraw(user: by, partner: user) }
+
+        case .unblock(let by, let user):
+            return [.step(MatesDecider.self, on: .mates(by, user), .unblock(by: by, user: user))]
+
+        case .report(let reportID, let reporter, let reported, let reason, let walkID, let note):
+            // Only someone the reporter has met (had a mate request with, either way): anyone
+            // else, existing or not, is `not_found`, decided before anything about the user.
+            var steps: [Step] = [
+                .check(MatesDecider.self, on: .mates(reporter, reported)) { pair throws(DomainError) in
+                    guard pair.haveMet else { throw .notFound }
+                }
+            ]
+            if let walkID {
+                steps.append(
+                    .check(WalkDecider.self, on: .walk(walkID)) { walk throws(DomainError) in
+                        guard let request = walk.request, Set([request.from, request.to]) == Set([reporter, reported]) else {
+                            throw .notFound
+                        }
+                    }
+                )
+            }
+            steps.append(
+                .step(
+                    UserDecider.self,
+                    on: .user(reported),
+                    .report(reportID: reportID, reporter: reporter, reported: reported, reason: reason, walkID: walkID, note: note)
+                )
+            )
+            return steps
+
+        case .resolveReport(let reportID, let reported):
+            return [.step(UserDecider.self, on: .user(reported), .resolveReport(reportID: reportID))]
+
+        case .suspendUser(let userID, let reason, let partners, let walks):
+            return [.step(UserDecider.self, on: .user(userID), .suspend(userID: userID, reason: reason))]
+                + Self.settling(userID, partners: partners, walks: walks) { .withdraw(user: userID, partner: $0) }
+
+        case .unsuspendUser(let userID):
+            return [.step(UserDecider.self, on: .user(userID), .unsuspend(userID: userID))]
         }
+    }
+
+    /// A step on every pair of `user` with one of `partners` (`pairCommand`) and on every walk
+    /// of `walks` (withdrawn if still waiting), each once, in a fixed order.
+    private static func settling(
+        _ user: UUID,
+        partners: [UUID],
+        walks: [UUID],
+        pairCommand: (UUID) -> MatesDecider.Command
+    ) -> [Step] {
+        var steps: [Step] = []
+        var seen: Set<UUID> = [user]
+        for partner in partners.sorted(by: { $0.uuidString < $1.uuidString }) where seen.insert(partner).inserted {
+            steps.append(.step(MatesDecider.self, on: .mates(user, partner), pairCommand(partner)))
+        }
+        for walk in Set(walks).sorted(by: { $0.uuidString < $1.uuidString }) {
+            steps.append(.step(WalkDecider.self, on: .walk(walk), .erase(user: user)))
+        }
+        return steps
     }
 
     /// Whether deciding this command (without a refusal) uses up the drop token it presented.

@@ -35,6 +35,24 @@ public enum Command: Sendable, Equatable {
     /// pair and walk the account has a part in (`partners`, `walks`, as the handler found them)
     /// is settled. The log's edge destroys the user's key in the same transaction.
     case deleteAccount(userID: UUID, partners: [UUID], walks: [UUID])
+    /// Empty the user's inbox (entries made later stay).
+    case clearNotifications(userID: UUID)
+    /// `by` blocks `user`: unpaired, a pending mate request withdrawn, and the pending walks
+    /// between them (`walks`, as the handler found them) cancelled. Nothing when `user` does
+    /// not exist, so the answer tells nobody whether they do.
+    case block(by: UUID, user: UUID, walks: [UUID])
+    /// `by` lifts their block of `user`.
+    case unblock(by: UUID, user: UUID)
+    /// `reporter` reports `reported`, someone they have had a mate request (and so maybe walks)
+    /// with; `walkID` names the walk it is about, one between the two.
+    case report(reportID: UUID, reporter: UUID, reported: UUID, reason: ReportReason, walkID: UUID?, note: String?)
+    /// An operator marks a report about `reported` dealt with.
+    case resolveReport(reportID: UUID, reported: UUID)
+    /// An operator suspends `userID`: their pending mate requests (with `partners`) and pending
+    /// walks are withdrawn in the same append. (Their sessions end beside it, outside the log.)
+    case suspendUser(userID: UUID, reason: String, partners: [UUID], walks: [UUID])
+    /// An operator lifts a suspension.
+    case unsuspendUser(userID: UUID)
 
     /// The command's name, for metadata and logs.
     public var name: String {
@@ -52,6 +70,13 @@ public enum Command: Sendable, Equatable {
         case .cancelWalk: "CancelWalk"
         case .expireWalk: "ExpireWalk"
         case .deleteAccount: "DeleteAccount"
+        case .clearNotifications: "ClearNotifications"
+        case .block: "Block"
+        case .unblock: "Unblock"
+        case .report: "Report"
+        case .resolveReport: "ResolveReport"
+        case .suspendUser: "SuspendUser"
+        case .unsuspendUser: "UnsuspendUser"
         }
     }
 }

@@ -11,6 +11,11 @@ public enum Event: Equatable, Sendable {
     case deviceTokenSet(DeviceTokenSet)
     case notificationDismissed(NotificationDismissed)
     case userDeleted(UserDeleted)
+    case notificationsCleared(UserMoment)
+    case userReported(UserReported)
+    case reportResolved(ReportResolved)
+    case userSuspended(UserSuspended)
+    case userUnsuspended(UserMoment)
     // nickname-<lowercased>
     case nicknameReserved(NicknameClaim)
     case nicknameReleased(NicknameClaim)
@@ -20,6 +25,8 @@ public enum Event: Equatable, Sendable {
     case mateDeclined(MateRequestUpdate)
     case mateRequestCancelled(MateRequestUpdate)
     case matesUnpaired(MatesUnpaired)
+    case userBlocked(BlockUpdate)
+    case userUnblocked(BlockUpdate)
     // walk-<uuid>
     case walkRequested(WalkRequested)
     case walkAccepted(WalkUpdate)
@@ -36,6 +43,8 @@ public enum Event: Equatable, Sendable {
         "mate_requested", "mate_accepted", "mate_declined", "mate_request_cancelled", "mates_unpaired",
         "walk_requested", "walk_accepted", "walk_declined", "walk_cancelled", "walk_expired",
         "notification_dismissed", "user_deleted",
+        "notifications_cleared", "user_reported", "report_resolved", "user_suspended", "user_unsuspended",
+        "user_blocked", "user_unblocked",
     ]
 
     /// The stable type name stored in the log's `type` column (snake_case; never renamed).
@@ -58,6 +67,13 @@ public enum Event: Equatable, Sendable {
         case .walkExpired: "walk_expired"
         case .notificationDismissed: "notification_dismissed"
         case .userDeleted: "user_deleted"
+        case .notificationsCleared: "notifications_cleared"
+        case .userReported: "user_reported"
+        case .reportResolved: "report_resolved"
+        case .userSuspended: "user_suspended"
+        case .userUnsuspended: "user_unsuspended"
+        case .userBlocked: "user_blocked"
+        case .userUnblocked: "user_unblocked"
         case .erased(let e): e.typeName
         }
     }

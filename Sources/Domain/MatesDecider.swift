@@ -12,6 +12,12 @@ public enum MatesDecider: Decider {
         case unpair(by: UUID, mate: UUID)
         /// `user` deletes their account: the pair with `partner` is settled on their behalf.
         case erase(user: UUID, partner: UUID)
+        /// `user`'s account is suspended: a pending request either way is withdrawn.
+        case withdraw(user: UUID, partner: UUID)
+        /// `by` blocks `user`: unpaired, a pending request withdrawn, and no more requests.
+        case block(by: UUID, user: UUID)
+        /// `by` lifts their block of `user` (they stay unpaired).
+        case unblock(by: UUID, user: UUID)
     }
 
     public static let initial = MatesState.initial
@@ -43,6 +49,10 @@ public enum MatesDecider: Decider {
             s.requests[e.requestID]?.updatedAt = e.at
         case .matesUnpaired:
             s.status = .none
+        case .userBlocked(let e):
+            s.blockedBy.insert(e.by)
+        case .userUnblocked(let e):
+            s.blockedBy.remove(e.by)
         default:
             break
         }
@@ -56,6 +66,8 @@ public enum MatesDecider: Decider {
             // Order matters: self first, then the token (so a stranger without a token learns
             // nothing about the pair), then the state of the pair.
             guard from != to else { throw .cannotRequestSelf }
+            // A blocked pair is refused exactly like a bad token: the blocked user learns nothing.
+            guard !state.isBlocked else { throw .invalidDropToken }
             guard let token = dropToken, token.issuedBy == to, !token.used else { throw .invalidDropToken }
             guard now < token.expiresAt else { throw .dropTokenExpired }
             switch state.status {
@@ -94,15 +106,37 @@ public enum MatesDecider: Decider {
         case .erase(let user, let partner):
             // A deleted account leaves no relationship behind: mates are unpaired and a pending
             // request is withdrawn whichever way it went. Anything else is already settled.
-            switch state.status {
-            case .mates:
-                return [.matesUnpaired(MatesUnpaired(by: user, mate: partner, at: now))]
-            case .pending(let requestID, let from, let to):
-                guard from == user || to == user else { return [] }
-                return [.mateRequestCancelled(MateRequestUpdate(requestID: requestID, from: from, to: to, at: now))]
-            case .none:
-                return []
-            }
+            return settle(state, user: user, partner: partner, unpair: true, now: now)
+
+        case .withdraw(let user, let partner):
+            // A suspended account keeps its mates, but nothing waits on it.
+            return settle(state, user: user, partner: partner, unpair: false, now: now)
+
+        case .block(let by, let user):
+            guard by != user else { throw .validationFailed(field: "user_id", reason: "you cannot block yourself") }
+            // Blocking again changes nothing (a retry, two devices).
+            guard !state.blockedBy.contains(by) else { return [] }
+            return settle(state, user: by, partner: user, unpair: true, now: now)
+                + [.userBlocked(BlockUpdate(by: by, blocked: user, at: now))]
+
+        case .unblock(let by, let user):
+            guard by != user else { throw .validationFailed(field: "user_id", reason: "you cannot unblock yourself") }
+            guard state.blockedBy.contains(by) else { return [] }
+            return [.userUnblocked(BlockUpdate(by: by, blocked: user, at: now))]
+        }
+    }
+
+    /// Ends what ties `user` to `partner` on their behalf: a pending request either way is
+    /// withdrawn and, with `unpair`, mates are unpaired.
+    private static func settle(_ state: MatesState, user: UUID, partner: UUID, unpair: Bool, now: Date) -> [Event] {
+        switch state.status {
+        case .mates:
+            return unpair ? [.matesUnpaired(MatesUnpaired(by: user, mate: partner, at: now))] : []
+        case .pending(let requestID, let from, let to):
+            guard from == user || to == user else { return [] }
+            return [.mateRequestCancelled(MateRequestUpdate(requestID: requestID, from: from, to: to, at: now))]
+        case .none:
+            return []
         }
     }
 

@@ -40,11 +40,20 @@ public struct MatesState: Sendable, Equatable {
     public var status: Status
     /// Every request of the pair by id, whatever its outcome.
     public var requests: [UUID: Request]
+    /// Which of the two blocked the other (both may have).
+    public var blockedBy: Set<UUID>
 
-    public init(status: Status = .none, requests: [UUID: Request] = [:]) {
+    public init(status: Status = .none, requests: [UUID: Request] = [:], blockedBy: Set<UUID> = []) {
         self.status = status
         self.requests = requests
+        self.blockedBy = blockedBy
     }
+
+    /// Either blocked the other: no requests, no walks.
+    public var isBlocked: Bool { !blockedBy.isEmpty }
+
+    /// The two ever had a mate request (so they have met): what a report needs.
+    public var haveMet: Bool { !requests.isEmpty }
 
     /// A stream with no events: strangers.
     public static let initial = MatesState()

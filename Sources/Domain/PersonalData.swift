@@ -39,6 +39,7 @@ extension Event {
     /// The type names whose events carry personal fields.
     public static let personalTypeNames: Set<String> = [
         "user_registered", "profile_updated", "device_token_set", "nickname_reserved", "nickname_released", "walk_requested",
+        "user_reported", "user_suspended",
     ]
 
     /// The user whose personal data this event carries, or `nil` when it carries none. A walk's
@@ -51,6 +52,9 @@ extension Event {
         case .deviceTokenSet(let e): e.userID
         case .nicknameReserved(let e), .nicknameReleased(let e): e.userID
         case .walkRequested(let e): e.from
+        // A report's note is the reporter's words; without a note it carries nothing personal.
+        case .userReported(let e): e.note == nil ? nil : e.reporter
+        case .userSuspended(let e): e.userID
         default: nil
         }
     }
@@ -70,6 +74,11 @@ extension Event {
         case .matesUnpaired(let e): [e.by, e.mate]
         case .walkRequested(let e): [e.from, e.to]
         case .walkAccepted(let e), .walkDeclined(let e), .walkCancelled(let e), .walkExpired(let e): [e.from, e.to]
+        case .notificationsCleared(let e), .userUnsuspended(let e): [e.userID]
+        case .userReported(let e): [e.reporter, e.reported]
+        case .reportResolved(let e): [e.reported]
+        case .userSuspended(let e): [e.userID]
+        case .userBlocked(let e), .userUnblocked(let e): [e.by, e.blocked]
         case .erased(let e): [e.owner]
         }
     }

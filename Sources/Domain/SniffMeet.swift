@@ -18,6 +18,11 @@ import Foundation
 ///   stream, `NicknameDecider` frees the nickname, `MatesDecider.erase` and `WalkDecider.erase`
 ///   settle every pair and walk, all in one append. Which fields of an event are personal, and
 ///   whose (sealed at the log's edge, erased with the account's key): `PersonalData.swift`.
+/// - Blocks: `MatesDecider` `.block`/`.unblock` on the pair stream (so a block and a concurrent
+///   request or walk cannot both win; a blocked pair's requests are refused like a bad token);
+///   `Command.steps(loaded:)`, `.block`, also cancels the walks between them. Reports (only about
+///   someone met), their resolution and suspensions: `UserDecider` on the reported user's stream;
+///   a suspension withdraws pending requests and walks in the same append.
 /// - Every refusal is a `DomainError` with the API's stable code.
 ///
 /// Each stream kind has a `Decider` (`initial`, `evolve`, `decide`); `Command.steps(loaded:)` says

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The decider of the `user-<uuid>` stream: sign-up, profile changes, dismissed inbox entries,
-/// deletion. (Device tokens belong to sessions, outside the log: `DeviceRegistration`.)
+/// reports about the user and their suspension, deletion. (Device tokens belong to sessions, outside the log: `DeviceRegistration`.)
 ///
 /// Nickname uniqueness is not decided here but by `NicknameDecider` on the nickname streams,
 /// which `Command.steps(loaded:)` writes in the same append.
@@ -11,9 +11,24 @@ public enum UserDecider: Decider {
         case register(userID: UUID, profile: DogProfile)
         case updateProfile(userID: UUID, changes: ProfileChanges)
         case dismissNotification(userID: UUID, notificationID: UUID)
+        /// The owner empties their inbox.
+        case clearNotifications(userID: UUID)
+        /// `reporter` reports this stream's user (`Command.steps` checks they are related).
+        case report(reportID: UUID, reporter: UUID, reported: UUID, reason: ReportReason, walkID: UUID?, note: String?)
+        /// An operator has dealt with a report.
+        case resolveReport(reportID: UUID)
+        /// An operator suspends the account.
+        case suspend(userID: UUID, reason: String)
+        /// An operator lifts the suspension.
+        case unsuspend(userID: UUID)
         /// The owner deletes the account.
         case delete(userID: UUID)
     }
+
+    /// A report's note: 0–500 characters.
+    public static let noteLength = 0...500
+    /// A suspension's reason: 1–500 characters.
+    public static let suspensionReasonLength = 1...500
 
     public static let initial = UserState.initial
 
@@ -30,6 +45,14 @@ public enum UserDecider: Decider {
             s.deviceToken = e.deviceToken
         case .notificationDismissed(let e):
             s.dismissedNotifications.insert(e.notificationID)
+        case .userReported(let e):
+            s.reports[e.reportID] = true
+        case .reportResolved(let e):
+            s.reports[e.reportID] = false
+        case .userSuspended:
+            s.isSuspended = true
+        case .userUnsuspended:
+            s.isSuspended = false
         case .userDeleted:
             // Keep only that it existed and is gone.
             s = UserState(userID: s.userID, registeredAt: s.registeredAt)
@@ -62,6 +85,47 @@ public enum UserDecider: Decider {
             // Dismissing twice (a retry, two devices) changes nothing.
             guard !state.dismissedNotifications.contains(notificationID) else { return [] }
             return [.notificationDismissed(NotificationDismissed(userID: userID, notificationID: notificationID, at: now))]
+
+        case .clearNotifications(let userID):
+            guard state.isRegistered else { throw .userNotFound }
+            return [.notificationsCleared(UserMoment(userID: userID, at: now))]
+
+        case .report(let reportID, let reporter, let reported, let reason, let walkID, let note):
+            // Nobody learns from a report whether a stranger exists: an unknown user is `not_found`
+            // exactly like someone the reporter has never dealt with.
+            guard state.isRegistered, reporter != reported else { throw .notFound }
+            let note = try note.map { text throws(DomainError) in try FreeText.clean(text, field: "note", length: noteLength) }
+            guard state.reports[reportID] == nil else { throw .alreadyExists }
+            return [
+                .userReported(
+                    UserReported(
+                        reportID: reportID,
+                        reporter: reporter,
+                        reported: reported,
+                        reason: reason,
+                        walkID: walkID,
+                        note: note?.isEmpty == true ? nil : note,
+                        at: now
+                    )
+                )
+            ]
+
+        case .resolveReport(let reportID):
+            guard let open = state.reports[reportID], let userID = state.userID else { throw .notFound }
+            // Resolving twice (a retry, two operators) changes nothing.
+            guard open else { return [] }
+            return [.reportResolved(ReportResolved(reportID: reportID, reported: userID, at: now))]
+
+        case .suspend(let userID, let reason):
+            guard state.isRegistered else { throw .userNotFound }
+            let reason = try FreeText.clean(reason, field: "reason", length: suspensionReasonLength)
+            guard !state.isSuspended else { return [] }
+            return [.userSuspended(UserSuspended(userID: userID, reason: reason, at: now))]
+
+        case .unsuspend(let userID):
+            guard state.isRegistered else { throw .userNotFound }
+            guard state.isSuspended else { return [] }
+            return [.userUnsuspended(UserMoment(userID: userID, at: now))]
 
         case .delete(let userID):
             // A deleted account has no profile, so it cannot be deleted twice (nor changed at all).

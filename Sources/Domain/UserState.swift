@@ -13,6 +13,10 @@ public struct UserState: Sendable, Equatable {
     public var dismissedNotifications: Set<UUID>
     /// The owner deleted the account: nothing more can happen on this stream.
     public var isDeleted: Bool = false
+    /// An operator suspended the account (until unsuspended).
+    public var isSuspended: Bool = false
+    /// Reports about this user by id, `true` while open.
+    public var reports: [UUID: Bool] = [:]
 
     public init(
         userID: UUID? = nil,

@@ -10,7 +10,8 @@ public enum WalkDecider: Decider {
         case cancel(by: UUID)
         /// Written by the expiry job once the deadline has passed.
         case expire
-        /// The sender or the addressee deletes their account: a pending walk is withdrawn.
+        /// Withdrawn on behalf of its sender or addressee, whose account is deleted or suspended,
+        /// or who blocked the other: a walk still waiting is cancelled.
         case erase(user: UUID)
     }
 

@@ -88,6 +88,7 @@ public struct APIError: Error, Sendable, Equatable {
         APIError(.tooManyRequests, "rate_limited", message, headers: ["Retry-After": String(max(1, seconds))])
     }
     /// A repeated sign-up (or session creation): its bearer token was shown once and never again.
+    public static let accountSuspended = APIError(.forbidden, "account_suspended", "This account is suspended.")
     public static let alreadyRegistered = APIError(
         .conflict,
         "already_registered",

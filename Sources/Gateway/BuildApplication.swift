@@ -11,8 +11,9 @@ import ServiceLifecycle
 /// The router with every route of API.md and the middleware chain:
 /// request id + log → metrics → JSON errors → rate limits → timeout → route.
 ///
-/// Routes sit in groups by what must happen before them: public ones (operations, sign-up)
-/// none; signed-in ones `AuthenticationMiddleware`; commands also `IdempotencyMiddleware`.
+/// Routes sit in groups by what must happen before them: public ones (operations, sign-up,
+/// nickname checks) none or a budget of their own; signed-in ones `AuthenticationMiddleware`;
+/// the operators' `AdminMiddleware`; commands also `IdempotencyMiddleware`.
 public func buildRouter(_ services: GatewayServices, handler: CommandHandler) -> Router<GatewayRequestContext> {
     let configuration = services.configuration
     let runner = CommandRunner(handler: handler, gate: services.gate, log: services.log, metrics: services.metrics)
@@ -42,13 +43,34 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
             middleware: AuthenticationMiddleware(authenticator: services.authenticator, trustForwardedFor: configuration.trustForwardedFor)
         )
     let commands = signedIn.group().add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body))
+    let nicknameChecks = router.group()
+        .add(
+            middleware: SignUpBudgetMiddleware(
+                limiter: services.limiter,
+                trustForwardedFor: configuration.trustForwardedFor,
+                nicknames: true
+            )
+        )
+    let admin = router.group()
+        .add(
+            middleware: AdminMiddleware(
+                adminToken: configuration.adminToken,
+                limiter: services.limiter,
+                trustForwardedFor: configuration.trustForwardedFor
+            )
+        )
+    let adminCommands = admin.group().add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body))
 
-    OperationsController(services: services).addRoutes(to: router)
-    UsersController(services: services, runner: runner).addRoutes(signUp: signUp, queries: signedIn, commands: commands)
+    OperationsController(services: services).addRoutes(to: router, admin: admin)
+    let users = UsersController(services: services, runner: runner)
+    users.addRoutes(signUp: signUp, queries: signedIn, commands: commands)
+    users.addNicknameRoute(to: nicknameChecks)
     SessionsController(services: services, runner: runner).addRoutes(signIn: signUp, queries: signedIn, commands: commands)
     MatesController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     WalksController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     NotificationsController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
+    SafetyController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
+    AdminController(services: services, runner: runner).addRoutes(admin: admin, commands: adminCommands)
     allowedMethods.load(from: router)
     return router
 }

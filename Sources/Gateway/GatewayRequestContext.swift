@@ -15,6 +15,8 @@ public struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext
     var identity: Caller?
     /// The command id and actor for this request; set by `IdempotencyMiddleware`.
     var commandMetadata: CommandMetadata?
+    /// The request carries the operators' token; set by `AdminMiddleware`.
+    var isOperator = false
 
     public init(source: Source) {
         self.coreContext = .init(source: source)

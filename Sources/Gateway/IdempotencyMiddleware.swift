@@ -34,7 +34,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         guard IdempotencyStore.isValidKey(key) else {
             throw APIError.validation("Idempotency-Key", "Idempotency-Key must be 1 to 200 visible ASCII characters")
         }
-        let scope = actor ?? IdempotencyStore.anonymous
+        let scope = actor ?? (context.isOperator ? IdempotencyStore.operators : IdempotencyStore.anonymous)
         let fingerprint = IdempotencyStore.requestHash(method: request.method.rawValue, path: request.uri.path, body: raw)
         if let stored = try await store.lookup(scope: scope, key: key) {
             guard stored.requestHash == fingerprint else { throw APIError.idempotencyKeyReused }

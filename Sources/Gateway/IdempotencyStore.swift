@@ -43,6 +43,8 @@ public struct IdempotencyStore: Sendable {
 
     /// The scope of requests that have no caller yet (sign-up).
     public static let anonymous = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    /// The scope of the operators' commands (admin token).
+    public static let operators = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
 
     /// 1–200 visible ASCII characters, as API.md says.
     public static func isValidKey(_ key: String) -> Bool {

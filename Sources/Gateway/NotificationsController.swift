@@ -12,6 +12,15 @@ struct NotificationsController {
         queries.get("/v1/me/notifications", use: list)
         queries.get("/v1/me/notifications/stream", use: NotificationStream(services: services, feed: services.feed).stream)
         commands.delete("/v1/me/notifications/{id}", use: dismiss)
+        commands.delete("/v1/me/notifications", use: clear)
+    }
+
+    /// `DELETE /v1/me/notifications`: empties my inbox; entries made after it stay. An event on
+    /// my own stream, so a rebuilt inbox stays empty too.
+    @Sendable func clear(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
+        let user = try context.user
+        let outcome = try await runner.run(.clearNotifications(userID: user), try context.command)
+        return NoContent(logPosition: try await runner.position(of: outcome))
     }
 
     /// `DELETE /v1/me/notifications/{id}`: an event on my own stream (so a rebuild keeps it

@@ -25,24 +25,29 @@ public final class RateLimiter: Sendable {
         public var ip: Budget?
         public var signUp: Budget?
         public var user: Budget?
+        /// Nickname checks (`GET /v1/nicknames/…`), per address, beside the anonymous budget.
+        public var nicknames: Budget?
 
-        public init(ip: Budget?, signUp: Budget?, user: Budget?) {
+        public init(ip: Budget?, signUp: Budget?, user: Budget?, nicknames: Budget? = nil) {
             self.ip = ip
             self.signUp = signUp
             self.user = user
+            self.nicknames = nicknames
         }
 
         /// The defaults (README): 60 anonymous requests per IP at once, one more per second; 20
         /// sign-ups per IP at once, one more every 10 s; 200 requests per user at once, 50 more
-        /// per second. Generous for phones behind a carrier's shared address, tight for scripts.
+        /// per second; 30 nickname checks per IP at once, one more every 2 s (onboarding checks as
+        /// the owner types). Generous for phones behind a carrier's shared address, tight for scripts.
         public static let standard = Budgets(
             ip: Budget(burst: 60, perSecond: 1),
             signUp: Budget(burst: 20, perSecond: 0.1),
-            user: Budget(burst: 200, perSecond: 50)
+            user: Budget(burst: 200, perSecond: 50),
+            nicknames: Budget(burst: 30, perSecond: 0.5)
         )
         public static let off = Budgets(ip: nil, signUp: nil, user: nil)
 
-        /// `SNIFFMEET_RATE_LIMITS`: `off`, or overrides such as `ip=60:1,signup=20:0.1,user=200:50`
+        /// `SNIFFMEET_RATE_LIMITS`: `off`, or overrides such as `ip=60:1,signup=20:0.1,user=200:50,nickname=30:0.5`
         /// (`name=burst:per-second`; unnamed budgets keep their defaults). Nil when malformed.
         public init?(parsing text: String) {
             let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -60,6 +65,7 @@ public final class RateLimiter: Sendable {
                 case "ip": ip = budget
                 case "signup": signUp = budget
                 case "user": user = budget
+                case "nickname": nicknames = budget
                 default: return nil
                 }
             }
@@ -71,6 +77,7 @@ public final class RateLimiter: Sendable {
         case ip(String)
         case signUp(String)
         case user(UUID)
+        case nickname(String)
     }
 
     private struct Bucket {
@@ -98,6 +105,7 @@ public final class RateLimiter: Sendable {
         case .ip: budget = budgets.ip
         case .signUp: budget = budgets.signUp
         case .user: budget = budgets.user
+        case .nickname: budget = budgets.nicknames
         }
         guard let budget else { return }
         let wait = buckets.withLock { buckets -> Double? in
@@ -117,7 +125,8 @@ public final class RateLimiter: Sendable {
     /// Drops buckets that have refilled completely (they hold nothing a new bucket would not);
     /// if every bucket is busy, starts over rather than grow without bound.
     private func forgetIdle(_ buckets: inout [Client: Bucket], now: ContinuousClock.Instant) {
-        let longestRefill = [budgets.ip, budgets.signUp, budgets.user].compactMap { $0 }.map { $0.burst / $0.perSecond }.max() ?? 0
+        let longestRefill =
+            [budgets.ip, budgets.signUp, budgets.user, budgets.nicknames].compactMap { $0 }.map { $0.burst / $0.perSecond }.max() ?? 0
         buckets = buckets.filter { Self.seconds(now - $0.value.updated) < longestRefill }
         if buckets.count >= capacity { buckets.removeAll(keepingCapacity: true) }
     }

@@ -38,6 +38,32 @@ public struct ReadModels: Sendable {
         try await gate.run(AccountTiesQueries.ties(of: user), on: pool)
     }
 
+    // MARK: Safety
+
+    /// Whom `user` blocked, newest first.
+    public func blocks(of user: UUID, page: PageRequest) async throws -> PageJSON<BlockJSON> {
+        let after = try page.after.map(Self.timeKey)
+        let rows = try await gate.run(SafetyQueries.blocks(of: user, after: after, limit: page.limit + 1), on: pool)
+        return page.page(rows, item: BlockJSON.init, key: { Self.cursor($0.key) })
+    }
+
+    /// Reports in `status`, newest first (operators only).
+    public func reports(status: String, page: PageRequest) async throws -> PageJSON<ReportJSON> {
+        let after = try page.after.map(Self.timeKey)
+        let rows = try await gate.run(SafetyQueries.reports(status: status, after: after, limit: page.limit + 1), on: pool)
+        return page.page(rows, item: ReportJSON.init, key: { Self.cursor($0.key) })
+    }
+
+    /// One report (operators only).
+    public func report(_ id: UUID) async throws -> ReportJSON? {
+        try await gate.run(SafetyQueries.report(id), on: pool).map(ReportJSON.init)
+    }
+
+    /// The pending walks between two users.
+    public func pendingWalks(between a: UUID, and b: UUID) async throws -> [UUID] {
+        try await gate.run(SafetyQueries.pendingWalks(between: a, and: b), on: pool)
+    }
+
     // MARK: Mates
 
     /// The caller's mates, newest first.

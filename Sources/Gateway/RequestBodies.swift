@@ -158,3 +158,39 @@ private func parseKeywords(_ texts: [String]) throws -> [Keyword] {
         return keyword
     }
 }
+
+/// `POST /v1/reports`.
+struct ReportBody: Decodable {
+    var userID: String
+    var reason: String
+    var walkID: String?
+    var note: String?
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case walkID = "walk_id"
+        case reason, note
+    }
+
+    func reportedUser() throws -> UUID {
+        guard let id = UUID(text: userID) else { throw APIError.validation("user_id", "user_id must be a user id") }
+        return id
+    }
+
+    func reportReason() throws -> ReportReason {
+        guard let reason = ReportReason(rawValue: reason) else {
+            throw APIError.validation("reason", "reason must be one of \(ReportReason.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return reason
+    }
+
+    func reportedWalk() throws -> UUID? {
+        guard let walkID else { return nil }
+        guard let id = UUID(text: walkID) else { throw APIError.validation("walk_id", "walk_id must be a walk id") }
+        return id
+    }
+}
+
+/// `POST /v1/admin/users/{id}/suspend`.
+struct SuspensionBody: Decodable {
+    var reason: String
+}

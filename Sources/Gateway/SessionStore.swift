@@ -108,6 +108,12 @@ public struct SessionStore: Sendable {
     /// Ends every session of `user` and forgets their transfer codes, on `connection` (inside
     /// the account deletion's transaction): each revocation is announced when it commits.
     public static func revokeAll(of user: UUID, on connection: Connection) throws {
+        try endSessions(of: user, on: connection)
+        try connection.execute("DELETE FROM transfer_codes WHERE user_id = $1", [user])
+    }
+
+    /// Ends every session of `user` and announces it (every process forgets them at once).
+    static func endSessions(of user: UUID, on connection: Connection) throws {
         try connection.execute(
             """
             WITH gone AS (DELETE FROM sessions WHERE user_id = $1 RETURNING token_hash)
@@ -115,7 +121,26 @@ public struct SessionStore: Sendable {
             """,
             [user]
         )
-        try connection.execute("DELETE FROM transfer_codes WHERE user_id = $1", [user])
+    }
+
+    /// Inside the suspension's transaction: `user`'s sessions end and no new one opens until
+    /// `unsuspend`. Serialized with `redeem` by a lock on the user, so a sign-in racing the
+    /// suspension either ends with it or is refused.
+    public static func suspend(_ user: UUID, on connection: Connection) throws {
+        try lockSessions(of: user, on: connection)
+        try connection.execute("INSERT INTO account_suspensions (user_id) VALUES ($1) ON CONFLICT DO NOTHING", [user])
+        try endSessions(of: user, on: connection)
+    }
+
+    /// Inside the transaction that lifts a suspension: sign-ins work again.
+    public static func unsuspend(_ user: UUID, on connection: Connection) throws {
+        try lockSessions(of: user, on: connection)
+        try connection.execute("DELETE FROM account_suspensions WHERE user_id = $1", [user])
+    }
+
+    /// A transaction lock on `user`'s sessions (suspension against sign-in).
+    static func lockSessions(of user: UUID, on connection: Connection) throws {
+        try connection.execute("SELECT pg_advisory_xact_lock(7411, hashtext($1::uuid::text))", [user])
     }
 
     /// Forgets `user`'s cached sessions in this process.
@@ -209,6 +234,8 @@ public struct SessionStore: Sendable {
     /// Why a transfer code does not sign anyone in.
     public enum TransferRefusal: Error {
         case invalid, expired
+        /// The account is suspended: no new session until the suspension is lifted.
+        case suspended
     }
 
     /// A fresh transfer code for `user`: 130 random bits as 26 base32 characters (a QR code of
@@ -243,6 +270,9 @@ public struct SessionStore: Sendable {
                 // An expired code is spent all the same (the deletion commits): it never works again.
                 guard try !row.bool(1) else { return .failure(.expired) }
                 let user = try row.uuid(0)
+                try Self.lockSessions(of: user, on: connection)
+                let suspended = try connection.execute("SELECT 1 FROM account_suspensions WHERE user_id = $1", [user])
+                guard suspended.first == nil else { return .failure(.suspended) }
                 let token = SecretToken.generate()
                 try Self.open(token, for: user, on: connection)
                 return .success((user, token))

@@ -40,6 +40,8 @@ struct SessionsController {
             throw CommandRefusal(APIError(.forbidden, "invalid_transfer_code", "The transfer code is not valid."))
         } catch SessionStore.TransferRefusal.expired {
             throw CommandRefusal(APIError(.gone, "transfer_code_expired", "The transfer code has expired."))
+        } catch SessionStore.TransferRefusal.suspended {
+            throw CommandRefusal(.accountSuspended)
         }
         // The profile as the log says (the read models may lag behind a fresh sign-up).
         let states = try await services.gate.admitted { [handler = runner.handler] in

@@ -25,6 +25,11 @@ struct UsersController {
         queries.get("/v1/users/{id}", use: card)
     }
 
+    /// The public nickname check, behind its own budget per address (`NicknameBudgetMiddleware`).
+    func addNicknameRoute(to group: RouterGroup<GatewayRequestContext>) {
+        group.get("/v1/nicknames/{nickname}", use: nickname)
+    }
+
     /// `POST /v1/users`: registers the user and stores their token in the same transaction.
     @Sendable func signUp(_ request: Request, context: GatewayRequestContext) async throws -> Answer<SignedUpJSON> {
         let profile = try await services.body.decode(SignUpBody.self, from: request).profile()
@@ -117,9 +122,29 @@ struct UsersController {
     @Sendable func card(_ request: Request, context: GatewayRequestContext) async throws -> Answer<CardJSON> {
         let user = try context.user
         let other = try context.uuidParameter("id")
-        try await services.progress.awaitMinLogPosition(of: request, projectors: ["profiles", "mates", "mate_requests", "walks"])
+        try await services.progress.awaitMinLogPosition(
+            of: request,
+            projectors: ["profiles", "mates", "mate_requests", "walks", "safety"]
+        )
         guard let card = try await services.readModels.card(of: other, seenBy: user) else { throw APIError.notFound }
         return Answer(card)
+    }
+}
+
+extension UsersController {
+    /// `GET /v1/nicknames/{nickname}`: whether the nickname is free, as the log says now (its
+    /// nickname stream), and how it would be stored. A sign-up racing it may still take it.
+    @Sendable func nickname(_ request: Request, context: GatewayRequestContext) async throws -> Answer<NicknameAvailabilityJSON> {
+        // Path segments arrive percent-encoded (Hummingbird decodes only the query).
+        guard let raw = (context.parameters.get("nickname") ?? "").removingPercentEncoding else {
+            throw APIError.validation("nickname", "nickname is not valid percent-encoded UTF-8")
+        }
+        let nickname: String
+        do { nickname = try FreeText.nickname(raw, length: DogProfile.nicknameLength) } catch { throw error.apiError }
+        let handler = runner.handler
+        let states = try await services.gate.admitted { try await handler.states(of: [.nickname(nickname)]) }
+        let holder = states[.nickname(nickname)]?.nickname?.holder
+        return Answer(NicknameAvailabilityJSON(nickname: nickname, available: holder == nil))
     }
 }
 

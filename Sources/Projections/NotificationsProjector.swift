@@ -52,6 +52,7 @@ public struct NotificationsProjector: Projector {
         var entries: [UUID: Entry] = [:]
         var order: [UUID] = []
         var dismissals: [(id: UUID, user: UUID)] = []
+        var cleared: Set<UUID> = []
         var senderUpdates: [UUID: String] = [:]
         func add(_ event: ProjectedEvent, user: UUID, _ category: String, from: UUID, requestID: UUID? = nil, walkID: UUID? = nil, at: Date)
         {
@@ -91,6 +92,11 @@ public struct NotificationsProjector: Projector {
                 add(event, user: e.from, "walk_declined", from: e.to, walkID: e.walkID, at: e.at)
             case .walkExpired(let e):
                 add(event, user: e.from, "walk_expired", from: e.to, walkID: e.walkID, at: e.at)
+            case .notificationsCleared(let e):
+                // Entries made earlier in this batch are not written, earlier ones are deleted;
+                // later ones stay.
+                for (id, entry) in entries where entry.user == e.userID { entries[id] = nil }
+                cleared.insert(e.userID)
             case .notificationDismissed(let e):
                 // An entry made earlier in this batch is simply not written; one from an
                 // earlier batch is deleted. Either way the effect equals one event at a time.
@@ -104,6 +110,9 @@ public struct NotificationsProjector: Projector {
             }
         }
 
+        if !cleared.isEmpty {
+            try connection.execute("DELETE FROM \(tables("notifications")) WHERE user_id = ANY($1::uuid[])", [Array(cleared)])
+        }
         if !dismissals.isEmpty {
             try connection.execute(
                 """

@@ -6,6 +6,7 @@ import Postgres
 /// `profiles`: each user's current dog profile, and its card rendered once (`profile_card()`,
 /// schema 0008) for the list pages. Both profile events carry the whole profile, so a batch
 /// folds to one final row per user: inserted if registered in the batch, else updated.
+/// `suspended` follows the user's suspension (a suspended user's card is 404 to everyone).
 public struct ProfilesProjector: Projector {
     public init() {}
     public var name: String { "profiles" }
@@ -22,8 +23,13 @@ public struct ProfilesProjector: Projector {
         try DeletedAccounts.remove(events, from: tables("profiles"), naming: ["user_id"], on: connection)
         var rows: [UUID: Row] = [:]
         var order: [UUID] = []
+        var suspended: [UUID: Bool] = [:]
         for event in events {
             switch event.event {
+            case .userSuspended(let e):
+                suspended[e.userID] = true
+            case .userUnsuspended(let e):
+                suspended[e.userID] = false
             case .userRegistered(let e):
                 if rows[e.userID] == nil { order.append(e.userID) }
                 rows[e.userID] = Row(profile: e.profile, createdAt: e.registeredAt, updatedAt: e.registeredAt)
@@ -78,6 +84,16 @@ public struct ProfilesProjector: Projector {
                 WHERE p.user_id = x.user_id
                 """,
                 columns(updated)
+            )
+        }
+        if !suspended.isEmpty {
+            let users = Array(suspended.keys)
+            try connection.execute(
+                """
+                UPDATE \(tables("profiles")) AS p SET suspended = x.suspended
+                FROM unnest($1::uuid[], $2::bool[]) AS x(user_id, suspended) WHERE p.user_id = x.user_id
+                """,
+                [users, users.map { suspended[$0]! }]
             )
         }
     }

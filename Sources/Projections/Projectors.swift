@@ -2,7 +2,7 @@
 public enum Projectors {
     /// Every projector, in a fixed order.
     public static let all: [any Projector] = [
-        ProfilesProjector(), MatesProjector(), MateRequestsProjector(), WalksProjector(), NotificationsProjector(),
+        ProfilesProjector(), MatesProjector(), MateRequestsProjector(), WalksProjector(), NotificationsProjector(), SafetyProjector(),
     ]
 
     public static var names: [String] { all.map(\.name) }

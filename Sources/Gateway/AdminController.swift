@@ -1,0 +1,66 @@
+import Commands
+import Domain
+import Foundation
+import Hummingbird
+
+/// The operators' routes for safety (admin token): reviewing reports, suspending accounts.
+struct AdminController {
+    let services: GatewayServices
+    let runner: CommandRunner
+
+    /// `admin` is behind `AdminMiddleware`; `commands` behind it and `IdempotencyMiddleware`.
+    func addRoutes(admin: RouterGroup<GatewayRequestContext>, commands: RouterGroup<GatewayRequestContext>) {
+        admin.get("/v1/admin/reports", use: reports)
+        commands.post("/v1/admin/reports/{id}/resolve", use: resolve)
+        commands.post("/v1/admin/users/{id}/suspend", use: suspend)
+        commands.post("/v1/admin/users/{id}/unsuspend", use: unsuspend)
+    }
+
+    /// `GET /v1/admin/reports?status=open|resolved` (default `open`), newest first.
+    @Sendable func reports(_ request: Request, context: GatewayRequestContext) async throws -> Answer<PageJSON<ReportJSON>> {
+        let status = try request.queryValue("status", allowed: ["open", "resolved"]) ?? "open"
+        let page = try PageRequest(request)
+        try await services.progress.awaitMinLogPosition(of: request, projectors: ["safety", "profiles", "walks"])
+        return Answer(try await services.readModels.reports(status: status, page: page))
+    }
+
+    /// `POST /v1/admin/reports/{id}/resolve`: the report, resolved (again: no change).
+    @Sendable func resolve(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ReportJSON> {
+        let id = try context.uuidParameter("id")
+        guard let report = try await services.readModels.report(id) else { throw CommandRefusal(.notFound) }
+        let outcome = try await runner.run(.resolveReport(reportID: id, reported: report.row.reported.userID), try context.command)
+        let position = try await runner.position(of: outcome)
+        try await services.progress.waitUntil(position, projectors: ["safety"], timeout: .seconds(3))
+        guard let resolved = try await services.readModels.report(id) else { throw CommandRefusal(.notFound) }
+        return Answer(resolved, logPosition: position)
+    }
+
+    /// `POST /v1/admin/users/{id}/suspend`: in one transaction the `user_suspended` event, the
+    /// withdrawal of their pending mate requests and walks (found in the read models once they
+    /// hold the whole log; the append is conditioned on each of those streams), and the end of
+    /// every session, announced to every process.
+    @Sendable func suspend(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
+        let user = try context.uuidParameter("id")
+        let reason = try await services.body.decode(SuspensionBody.self, from: request).reason
+        let head = try await services.gate.admitted { [log = services.log] in try await log.head() }
+        try await services.progress.waitUntil(head, projectors: ["mates", "mate_requests", "walks"], timeout: .seconds(3))
+        let ties = try await services.readModels.ties(of: user)
+        let outcome = try await runner.run(
+            .suspendUser(userID: user, reason: reason, partners: ties.partners, walks: ties.walks),
+            try context.command
+        ) { connection in
+            try SessionStore.suspend(user, on: connection)
+        }
+        services.sessions.forget(user)
+        return NoContent(logPosition: try await runner.position(of: outcome))
+    }
+
+    /// `POST /v1/admin/users/{id}/unsuspend`: sign-ins work again (their old sessions stay ended).
+    @Sendable func unsuspend(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
+        let user = try context.uuidParameter("id")
+        let outcome = try await runner.run(.unsuspendUser(userID: user), try context.command) { connection in
+            try SessionStore.unsuspend(user, on: connection)
+        }
+        return NoContent(logPosition: try await runner.position(of: outcome))
+    }
+}
