@@ -78,6 +78,7 @@ def text(lo, hi, *, nullable=False, nickname=False):
                           "case folding (`ＡＢ`, `Ab` and `ab` are one nickname)." if nickname else "")
     return {"type": ["string", "null"] if nullable else "string", "minLength": lo, "maxLength": hi,
             "pattern": f"^[^{forbidden}]*$", "description": rules}
+REPORT_REASONS = ["spam", "harassment", "inappropriate_profile", "inappropriate_photo", "other"]
 keywords = {"type": "array", "items": {"type": "string", "enum": ["energetic", "smart", "friendly", "shy", "independent"]},
             "minItems": 1, "maxItems": 2, "uniqueItems": True}
 profile_fields = {
@@ -154,6 +155,28 @@ schemas = {
                                     "message": {"type": ["string", "null"]}, "latitude": {"type": ["number", "null"]},
                                     "longitude": {"type": ["number", "null"]}, "place_name": {"type": ["string", "null"]},
                                     "created_at": TIME}},
+    "NicknameAvailability": {"type": "object", "required": ["nickname", "available"],
+                             "properties": {"nickname": {"type": "string", "description": "As it would be stored (NFC)."},
+                                            "available": {"type": "boolean"}}},
+    "Block": {"type": "object", "required": ["user_id", "dog_name", "nickname", "blocked_at"],
+              "properties": {"user_id": UUID, "dog_name": {"type": ["string", "null"]},
+                             "nickname": {"type": ["string", "null"]}, "blocked_at": TIME}},
+    "NewReport": {"type": "object", "required": ["user_id", "reason"],
+                  "properties": {"user_id": UUID,
+                                 "reason": {"type": "string", "enum": REPORT_REASONS},
+                                 "walk_id": {**UUID, "description": "The walk between us the report is about."},
+                                 "note": text(0, 500)}},
+    "ReportFiled": {"type": "object", "required": ["report_id"], "properties": {"report_id": UUID}},
+    "Report": {"type": "object",
+               "required": ["report_id", "reporter", "reported", "reason", "note", "walk_id", "walk_message", "status",
+                            "created_at", "resolved_at"],
+               "properties": {"report_id": UUID, "reporter": ref("Card"), "reported": ref("Card"),
+                              "reason": {"type": "string", "enum": REPORT_REASONS}, "note": {"type": ["string", "null"]},
+                              "walk_id": {"type": ["string", "null"], "format": "uuid"},
+                              "walk_message": {"type": ["string", "null"], "description": "The reported walk's message."},
+                              "status": {"type": "string", "enum": ["open", "resolved"]}, "created_at": TIME,
+                              "resolved_at": {"type": ["string", "null"], "format": "date-time"}}},
+    "Suspension": {"type": "object", "required": ["reason"], "properties": {"reason": text(1, 500)}},
     "Status": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}},
     "Projections": {"type": "object", "required": ["head", "projectors"], "properties": {
         "head": {"type": "string"},
@@ -297,7 +320,8 @@ paths = {
     "/v1/sessions": {"post": operation("signIn", "Sign in on a new phone with a transfer code.", public=True, params=[IDEM],
         request_body=body(ref("NewSession")),
         answers={"201": ok("A new session; the only answer that ever shows its token.", ref("SignedUp"))},
-        errors={"403": err("The code is not one that was handed out, or it was used.", "invalid_transfer_code"),
+        errors={"403": err("The code is not one that was handed out, or it was used; or the account is suspended.",
+                           "invalid_transfer_code", "account_suspended"),
                 "409": err("This sign-in already happened (a repeat with the same Idempotency-Key never shows the token "
                            "again), or it is still running.", "already_registered", "idempotency_key_in_use"),
                 "410": err("The code expired (it is spent all the same).", "transfer_code_expired")})},
@@ -411,7 +435,64 @@ paths = {
                                   {"path.id": "$response.body#/items/0/request_id"}),
             "RespondToWalk": link("respondWalk", "Answer its walk (walk_requested entries only).",
                                   {"path.id": "$response.body#/items/0/walk_id"}),
-            "NextPage": link("listNotifications", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})})},
+            "NextPage": link("listNotifications", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})}),
+        "delete": operation("clearNotifications", "Empty my inbox (entries made later stay).",
+            answers={"204": no_content("Emptied.", LOGPOS)})},
+    "/v1/me/blocks": {"get": operation("listBlocks", "Whom I blocked, newest first.", codes_503=READ_503,
+        params=[LIMIT, CURSOR, MINPOS],
+        answers={"200": ok("A page.", listof("Block"), links={
+            "Unblock": link("unblock", "Lift this block.", {"path.user_id": "$response.body#/items/0/user_id"}),
+            "NextPage": link("listBlocks", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})})},
+    "/v1/me/blocks/{user_id}": {
+        "put": operation("block", "Block: unpairs us, cancels pending requests and walks between us.",
+            description="From then on their mate requests are refused as `403 invalid_drop_token`, walks are impossible, "
+                        "and my card is `404` to them. `204` also for an unknown id (no hint that a user exists).",
+            params=[idparam("user_id", "User id"), IDEM],
+            answers={"204": no_content("Blocked.", LOGPOS)},
+            errors={"400": err("The id is mine, or a header is out of range.", "validation_failed"),
+                    "404": err("Not a user id (not a UUID).", "not_found"),
+                    "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")}),
+        "delete": operation("unblock", "Unblock (we stay unpaired).", params=[idparam("user_id", "User id")],
+            answers={"204": no_content("Not blocked.", LOGPOS)},
+            errors={"400": err("The id is mine.", "validation_failed"),
+                    "404": err("Not a user id (not a UUID).", "not_found")})},
+    "/v1/reports": {"post": operation("report", "Report someone I have or had a mate request, mate or walk with.",
+        params=[IDEM], request_body=body(ref("NewReport")),
+        answers={"201": ok("Filed for the operators' review.", ref("ReportFiled"), LOGPOS)},
+        errors={"404": err("Not someone I have met, or the walk is not one between us (no hint that either exists).",
+                           "not_found"),
+                "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")})},
+    "/v1/admin/reports": {"get": operation("listReports",
+        "(admin token) Reports with both cards, the reason, the note and the reported walk's message.", public=True,
+        codes_503=READ_503, params=[status_filter("open", "resolved"), LIMIT, CURSOR, MINPOS],
+        answers={"200": ok("A page (default status `open`).", listof("Report"), links={
+            "Resolve": link("resolveReport", "Mark it dealt with.", {"path.id": "$response.body#/items/0/report_id"}),
+            "NextPage": link("listReports", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})},
+        errors={"401": err("Missing or wrong admin token (a user's token too), or none configured.", "unauthorized")})},
+    "/v1/admin/reports/{id}/resolve": {"post": operation("resolveReport", "(admin token) Mark a report dealt with.",
+        public=True, params=[idparam("id", "Report id"), IDEM],
+        answers={"200": ok("The report, resolved.", ref("Report"), LOGPOS)},
+        errors={"401": err("Missing or wrong admin token (a user's token too), or none configured.", "unauthorized"),
+                "404": err("No such report.", "not_found"),
+                "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")})},
+    "/v1/admin/users/{id}/suspend": {"post": operation("suspendUser",
+        "(admin token) Suspend: every session revoked, new sessions refused, card 404, pending requests and walks "
+        "cancelled.", public=True, params=[idparam("id", "User id"), IDEM], request_body=body(ref("Suspension")),
+        answers={"204": no_content("Suspended.", LOGPOS)},
+        errors={"401": err("Missing or wrong admin token (a user's token too), or none configured.", "unauthorized"),
+                "404": err("No such user.", "not_found", "user_not_found"),
+                "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")})},
+    "/v1/admin/users/{id}/unsuspend": {"post": operation("unsuspendUser", "(admin token) Lift a suspension.",
+        public=True, params=[idparam("id", "User id"), IDEM],
+        answers={"204": no_content("Not suspended.", LOGPOS)},
+        errors={"401": err("Missing or wrong admin token (a user's token too), or none configured.", "unauthorized"),
+                "404": err("No such user.", "not_found", "user_not_found"),
+                "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")})},
+    "/v1/nicknames/{nickname}": {"get": operation("nicknameAvailability",
+        "Is this nickname free? (onboarding checks as the user types; a budget per address of its own)", public=True,
+        params=[param("nickname", "path", {"type": "string", "maxLength": 200}, "The nickname, percent-encoded.", True)],
+        answers={"200": ok("Whether it is free now (a sign-up may still take it first).", ref("NicknameAvailability"))},
+        errors={"400": err("Not a valid nickname (2-8 characters, the text rules).", "validation_failed")})},
     "/v1/me/notifications/{id}": {"delete": operation("dismissNotification", "Remove one entry from my inbox.",
         params=[idparam("id", "Notification id")],
         answers={"204": no_content("Removed.", LOGPOS)},
@@ -439,7 +520,9 @@ paths = {
         answers={"200": ok("Projectors.", ref("Projections"))},
         errors={"401": err("Missing or wrong admin token (or none configured).", "unauthorized")})},
 }
-paths["/v1/admin/projections"]["get"]["security"] = [{"adminToken": []}]
+for path, ops in paths.items():
+    if path.startswith("/v1/admin/"):
+        for o in ops.values(): o["security"] = [{"adminToken": []}]
 
 doc = {"openapi": "3.1.0",
        "info": {"title": "SniffMeet API", "version": "1.0.0", "description":

@@ -106,11 +106,49 @@ final class EventJSONGoldenTests: XCTestCase {
             .userDeleted(UserDeleted(userID: alice, at: t0)),
             #"{"at":"\#(at)","user_id":"\#(a)"}"#
         ),
+        (
+            .notificationsCleared(UserMoment(userID: alice, at: t0)),
+            #"{"at":"\#(at)","user_id":"\#(a)"}"#
+        ),
+        (
+            .userReported(
+                UserReported(
+                    reportID: request1,
+                    reporter: bob,
+                    reported: alice,
+                    reason: .inappropriatePhoto,
+                    walkID: walk1,
+                    note: "rude",
+                    at: t0
+                )
+            ),
+            #"{"at":"\#(at)","note":"rude","reason":"inappropriate_photo","report_id":"\#(r)","reported":"\#(a)","reporter":"\#(b)","walk_id":"\#(w)"}"#
+        ),
+        (
+            .reportResolved(ReportResolved(reportID: request1, reported: alice, at: t0)),
+            #"{"at":"\#(at)","report_id":"\#(r)","reported":"\#(a)"}"#
+        ),
+        (
+            .userSuspended(UserSuspended(userID: alice, reason: "spam", at: t0)),
+            #"{"at":"\#(at)","reason":"spam","user_id":"\#(a)"}"#
+        ),
+        (
+            .userUnsuspended(UserMoment(userID: alice, at: t0)),
+            #"{"at":"\#(at)","user_id":"\#(a)"}"#
+        ),
+        (
+            .userBlocked(BlockUpdate(by: bob, blocked: alice, at: t0)),
+            #"{"at":"\#(at)","blocked":"\#(a)","by":"\#(b)"}"#
+        ),
+        (
+            .userUnblocked(BlockUpdate(by: bob, blocked: alice, at: t0)),
+            #"{"at":"\#(at)","blocked":"\#(a)","by":"\#(b)"}"#
+        ),
     ]
 
     func testEveryEventTypeHasAGolden() {
         XCTAssertEqual(Self.goldens.map(\.0.typeName), Event.typeNames)
-        XCTAssertEqual(Set(Event.typeNames).count, 17)
+        XCTAssertEqual(Set(Event.typeNames).count, 24)
     }
 
     func testEveryEventTypeEncodesToItsGoldenJSON() {
