@@ -114,8 +114,10 @@ public enum MatesDecider: Decider {
 
         case .block(let by, let user):
             guard by != user else { throw .validationFailed(field: "user_id", reason: "you cannot block yourself") }
-            // Blocking again changes nothing (a retry, two devices).
-            guard !state.blockedBy.contains(by) else { return [] }
+            // Blocking again changes nothing (a retry, two devices), and so does blocking someone
+            // never met: they cannot reach me anyway, and a block list must not show a stranger's
+            // name to someone who only guessed their id.
+            guard !state.blockedBy.contains(by), state.haveMet else { return [] }
             return settle(state, user: by, partner: user, unpair: true, now: now)
                 + [.userBlocked(BlockUpdate(by: by, blocked: user, at: now))]
 

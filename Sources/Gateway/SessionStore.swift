@@ -261,18 +261,21 @@ public struct SessionStore: Sendable {
         let digest = Self.digest(normalized)
         let outcome = try await gate.withConnection(pool) { connection -> Result<(user: UUID, token: String), TransferRefusal> in
             try connection.transaction { connection in
+                guard let holder = try connection.execute("SELECT user_id FROM transfer_codes WHERE code_hash = $1", [digest]).first
+                else { return .failure(.invalid) }
+                // A suspended account opens no session, and its code stays for when it is lifted.
+                let user = try holder.uuid(0)
+                try Self.lockSessions(of: user, on: connection)
+                let suspended = try connection.execute("SELECT 1 FROM account_suspensions WHERE user_id = $1", [user])
+                guard suspended.first == nil else { return .failure(.suspended) }
                 guard
                     let row = try connection.execute(
-                        "DELETE FROM transfer_codes WHERE code_hash = $1 RETURNING user_id, expires_at <= now()",
+                        "DELETE FROM transfer_codes WHERE code_hash = $1 RETURNING expires_at <= now()",
                         [digest]
                     ).first
                 else { return .failure(.invalid) }
                 // An expired code is spent all the same (the deletion commits): it never works again.
-                guard try !row.bool(1) else { return .failure(.expired) }
-                let user = try row.uuid(0)
-                try Self.lockSessions(of: user, on: connection)
-                let suspended = try connection.execute("SELECT 1 FROM account_suspensions WHERE user_id = $1", [user])
-                guard suspended.first == nil else { return .failure(.suspended) }
+                guard try !row.bool(0) else { return .failure(.expired) }
                 let token = SecretToken.generate()
                 try Self.open(token, for: user, on: connection)
                 return .success((user, token))

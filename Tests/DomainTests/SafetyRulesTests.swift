@@ -71,9 +71,17 @@ final class SafetyRulesTests: XCTestCase {
         XCTAssertEqual(decision.appends.map(\.stream), [])
     }
 
-    func testABlockedPairsRequestsAreRefusedLikeABadDropTokenEitherWay() throws {
+    func testBlockingSomeoneNeverMetWritesNothing() throws {
         var w = try World.registered()
+        XCTAssertTrue(try w.run(block(alice, bob)).events.isEmpty)
+        XCTAssertEqual(w.mates.blockedBy, [])
+    }
+
+    func testABlockedPairsRequestsAreRefusedLikeABadDropTokenEitherWay() throws {
+        var w = try World.pending()
+        try w.run(.cancelMateRequest(requestID: request1, pair: MatePair(alice, bob), by: alice))
         try w.run(block(bob, alice))
+        XCTAssertEqual(w.mates.blockedBy, [bob])
         // Even with a token Bob really handed out, unused and unexpired.
         assertRefused("invalid_drop_token") {
             try w.run(.requestMate(requestID: request2, from: alice, to: bob, dropToken: token(by: bob)))

@@ -8,6 +8,7 @@ import XCTest
 final class AuthorizationTests: XCTestCase {
     static let publicRoutes: Set<String> = [
         "POST /v1/users", "POST /v1/sessions", "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
+        "GET /v1/nicknames/{nickname}",
     ]
 
     func testEveryNonPublicRouteNeedsAToken() async throws {
@@ -91,6 +92,8 @@ final class AuthorizationTests: XCTestCase {
                 (.delete, "/v1/me/notifications/\(notificationID)", nil),
                 (.post, "/v1/walks", WalkRoutesTests.walk(to: owner)),
                 (.post, "/v1/mate-requests", #"{"to": "\#(owner.id)", "drop_token": "guessed"}"#),
+                (.post, "/v1/reports", #"{"user_id": "\#(owner.id)", "reason": "spam"}"#),
+                (.post, "/v1/reports", #"{"user_id": "\#(mate.id)", "reason": "spam", "walk_id": "\#(walkID)"}"#),
             ]
             for (method, path, body) in attempts {
                 let reply = try await client.send(method, path, token: t, json: body)
@@ -98,7 +101,26 @@ final class AuthorizationTests: XCTestCase {
                 XCTAssertNotNil(reply.code)
                 assertNothingLeaks(reply, "\(method) \(path)")
             }
+            // The operators' routes refuse a user's token, whoever's.
+            for token in [t, owner.token] {
+                for (method, path, body) in [
+                    (HTTPRequest.Method.get, "/v1/admin/reports", nil), (.get, "/v1/admin/projections", nil),
+                    (.post, "/v1/admin/reports/\(requestID)/resolve", nil),
+                    (.post, "/v1/admin/users/\(owner.id)/suspend", #"{"reason": "outsider"}"#),
+                    (.post, "/v1/admin/users/\(owner.id)/unsuspend", nil),
+                ] as [(HTTPRequest.Method, String, String?)] {
+                    XCTAssertError(try await client.send(method, path, token: token, json: body), 401, "unauthorized")
+                }
+            }
             XCTAssertEqual(try client.sql("SELECT count(*) FROM events")[0][0], events, "an outsider's attempt changed the log")
+            // Emptying my inbox and my blocks are mine alone.
+            let awaited1 = try await client.send(.delete, "/v1/me/notifications", token: t).status
+            XCTAssertEqual(awaited1, 204)
+            let awaited2 = try await client.send(.put, "/v1/me/blocks/\(owner.id)", token: t).status
+            XCTAssertEqual(awaited2, 204)
+            let blocks = try await client.send(.get, "/v1/me/blocks", token: owner.token)
+            XCTAssertEqual(blocks.items.count, 0)
+            assertNothingLeaks(try await client.send(.get, "/v1/me/blocks", token: t), "GET /v1/me/blocks")
             // The owner's notification is still in the mate's inbox.
             let still = try await client.send(.get, "/v1/me/notifications", token: mate.token)
             XCTAssertTrue(still.text.contains(notificationID))
