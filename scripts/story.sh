@@ -45,6 +45,28 @@ POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
 curl -fsS "$base/v1/walks/$WALK" -H "Authorization: Bearer $MIA" -H "Min-Log-Position: $POS" | field '["status"]'
 curl -fsS "$base/v1/me/mates" -H "Authorization: Bearer $MIA" | field '["items"][0]["nickname"]'
 
+say "Is the nickname 보리 free? (public, as onboarding checks while the owner types)"
+curl -fsS "$base/v1/nicknames/%EB%B3%B4%EB%A6%AC"; echo
+
+say "Mia reports Leo about the walk; an operator (SNIFFMEET_ADMIN_TOKEN) reviews and resolves it"
+REPORT=$(curl -fsS -X POST "$base/v1/reports" -H "Authorization: Bearer $MIA" -H 'Content-Type: application/json' \
+  -d "{\"user_id\":\"$LEO_ID\",\"reason\":\"harassment\",\"walk_id\":\"$WALK\",\"note\":\"kept asking\"}" | field '["report_id"]')
+echo "report $REPORT"
+if [ -n "${SNIFFMEET_ADMIN_TOKEN:-}" ]; then
+  sleep 0.2
+  curl -fsS "$base/v1/admin/reports" -H "Authorization: Bearer $SNIFFMEET_ADMIN_TOKEN" | field '["items"][0]["walk_message"]'
+  curl -fsS -X POST "$base/v1/admin/reports/$REPORT/resolve" -H "Authorization: Bearer $SNIFFMEET_ADMIN_TOKEN" | field '["status"]'
+fi
+
+say "Mia blocks Leo (unpaired; her card is 404 to him), lists her blocks, unblocks; then empties her inbox"
+blk=$(curl -fsS -D /tmp/story-headers -o /dev/null -w '%{http_code}' -X PUT "$base/v1/me/blocks/$LEO_ID" -H "Authorization: Bearer $MIA")
+POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
+echo "PUT /v1/me/blocks/{leo} → $blk"
+curl -fsS "$base/v1/me/blocks" -H "Authorization: Bearer $MIA" -H "Min-Log-Position: $POS" | field '["items"][0]["nickname"]'
+curl -sS -o /dev/null -w 'Leo reads Mia'"'"'s card → %{http_code}\n' "$base/v1/users/$MIA_ID" -H "Authorization: Bearer $LEO" -H "Min-Log-Position: $POS"
+curl -fsS -o /dev/null -w 'DELETE /v1/me/blocks/{leo} → %{http_code}\n' -X DELETE "$base/v1/me/blocks/$LEO_ID" -H "Authorization: Bearer $MIA"
+curl -fsS -o /dev/null -w 'DELETE /v1/me/notifications → %{http_code}\n' -X DELETE "$base/v1/me/notifications" -H "Authorization: Bearer $MIA"
+
 say "Leo deletes his account: Mia's mates list no longer shows him, and his token stops working"
 gone=$(curl -fsS -D /tmp/story-headers -o /dev/null -w '%{http_code}' -X DELETE "$base/v1/me" -H "Authorization: Bearer $LEO")
 POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)

@@ -98,6 +98,32 @@ public enum SQLRebuild {
             LEFT JOIN events w ON m.event_type LIKE 'walk\\_%' AND w.stream_id = m.stream_id AND w.stream_version = 1
             WHERE NOT EXISTS (SELECT 1 FROM dismissed d WHERE d.id = m.event_id::text AND d.user_id = m.recipient::text
                                 AND (d.transaction_id, d.position) > (m.transaction_id, m.position))
+              AND NOT EXISTS (SELECT 1 FROM events c WHERE c.event_type = 'notifications_cleared'
+                                AND c.data->>'user_id' = m.recipient::text
+                                AND (c.transaction_id, c.position) > (m.transaction_id, m.position))
+            """,
+            """
+            UPDATE \(t("profiles")) p SET suspended = true
+            FROM (SELECT DISTINCT ON (stream_id) event_type, data FROM events
+                  WHERE event_type IN ('user_suspended', 'user_unsuspended') ORDER BY stream_id, stream_version DESC) s
+            WHERE s.event_type = 'user_suspended' AND p.user_id = (s.data->>'user_id')::uuid
+            """,
+            """
+            INSERT INTO \(t("blocks")) (blocker, blocked, blocked_at)
+            SELECT (data->>'by')::uuid, (data->>'blocked')::uuid, (data->>'at')::timestamptz
+            FROM (SELECT DISTINCT ON (stream_id, data->>'by') event_type, data FROM events
+                  WHERE event_type IN ('user_blocked', 'user_unblocked') ORDER BY stream_id, data->>'by', stream_version DESC) b
+            WHERE event_type = 'user_blocked'
+            """,
+            """
+            INSERT INTO \(t("reports")) (report_id, reporter, reported, reason, walk_id, note, status, created_at, resolved_at)
+            SELECT (r.data->>'report_id')::uuid, (r.data->>'reporter')::uuid, (r.data->>'reported')::uuid, r.data->>'reason',
+                   (r.data->>'walk_id')::uuid, r.data->>'note', CASE WHEN x.data IS NULL THEN 'open' ELSE 'resolved' END,
+                   (r.data->>'at')::timestamptz, (x.data->>'at')::timestamptz
+            FROM events r
+            LEFT JOIN events x ON x.event_type = 'report_resolved' AND x.stream_id = r.stream_id
+                               AND x.data->>'report_id' = r.data->>'report_id'
+            WHERE r.event_type = 'user_reported'
             """,
             """
             INSERT INTO \(t("notification_senders")) (user_id, dog_name)

@@ -33,6 +33,7 @@ public struct SyntheticWorkload: Sendable {
     private var pairs: [MatePair] = []
     private var knownPairs: Set<MatePair> = []
     private var walks: [UUID] = []
+    private var reports: [(id: UUID, reported: UUID)] = []
     /// Seals personal parts and names nickname streams as the server does, when set.
     private let sealer: EventSealer?
     private var keys: [UUID: DataKeys.Entry] = [:]
@@ -148,6 +149,8 @@ public struct SyntheticWorkload: Sendable {
             inbox[e.to, default: []].append(id)
         case .walkAccepted(let e), .walkDeclined(let e), .walkExpired(let e): inbox[e.from, default: []].append(id)
         case .notificationDismissed(let e): inbox[e.userID]?.removeAll { $0 == e.notificationID }
+        case .notificationsCleared(let e): inbox[e.userID] = []
+        case .userReported(let e): reports.append((e.reportID, e.reported))
         default: break
         }
     }
@@ -216,12 +219,49 @@ public struct SyntheticWorkload: Sendable {
         case 92..<96:
             guard !walks.isEmpty else { return .expireWalk(walkID: randomUUID()) }
             return .expireWalk(walkID: pick(walks))
+        case 98..<100:
+            return pickSafetyCommand()
         default:
             let user = pick(users)
             guard let entries = inbox[user], !entries.isEmpty else {
                 return .dismissNotification(userID: user, notificationID: randomUUID())
             }
             return .dismissNotification(userID: user, notificationID: pick(entries))
+        }
+    }
+
+    /// Blocks and unblocks between users who met, reports and their resolution, suspensions and
+    /// emptied inboxes: rare, as in the app, but in every workload, so that every read model has rows.
+    private mutating func pickSafetyCommand() -> Command {
+        let user = pick(users)
+        switch rng.next(8) {
+        case 0, 1:
+            guard !pairs.isEmpty else { return .clearNotifications(userID: user) }
+            let pair = pick(pairs)
+            let (by, other) = rng.next(2) == 0 ? (pair.lo, pair.hi) : (pair.hi, pair.lo)
+            if states[.mates(pair)]?.mates?.blockedBy.contains(by) == true { return .unblock(by: by, user: other) }
+            return .block(by: by, user: other, walks: [])
+        case 2, 3:
+            guard !pairs.isEmpty else { return .clearNotifications(userID: user) }
+            let pair = pick(pairs)
+            let reasons = ReportReason.allCases
+            return .report(
+                reportID: randomUUID(),
+                reporter: pair.lo,
+                reported: pair.hi,
+                reason: reasons[Int(rng.next(UInt64(reasons.count)))],
+                walkID: nil,
+                note: rng.next(2) == 0 ? nil : "Report \(rng.next(100))"
+            )
+        case 4:
+            guard !reports.isEmpty else { return .clearNotifications(userID: user) }
+            let report = pick(reports)
+            return .resolveReport(reportID: report.id, reported: report.reported)
+        case 5:
+            let suspended = states[.user(user)]?.user?.isSuspended == true
+            return suspended ? .unsuspendUser(userID: user) : .suspendUser(userID: user, reason: "Spam", partners: [], walks: [])
+        default:
+            return .clearNotifications(userID: user)
         }
     }
 

@@ -17,8 +17,8 @@ public enum ProfilesQueries {
 
     static let visibleSQL = """
         SELECT \(CardRow.columns("p")) FROM profiles p
-        WHERE p.user_id = $1 AND NOT p.suspended
-        AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker = $1 AND b.blocked = $2)
+        WHERE p.user_id = $1 AND ($1 = $2 OR (NOT p.suspended
+        AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker = $1 AND b.blocked = $2)))
         AND (
             $1 = $2
             OR EXISTS (SELECT 1 FROM mates m WHERE m.user_id = $2 AND m.mate_id = $1)

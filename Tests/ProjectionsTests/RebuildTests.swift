@@ -129,8 +129,11 @@ final class RebuildTests: XCTestCase {
         await runner.stop()
 
         let clean = try Verifier(connectionString: h.connectionString, sealer: TestDatabase.sealer).run()
-        XCTAssertEqual(clean.map(\.table), ["profiles", "mates", "mate_requests", "walks", "notifications", "notification_senders"])
-        XCTAssertEqual(clean.map(\.differingRows), [0, 0, 0, 0, 0, 0])
+        XCTAssertEqual(
+            clean.map(\.table),
+            ["profiles", "mates", "mate_requests", "walks", "notifications", "notification_senders", "blocks", "reports"]
+        )
+        XCTAssertEqual(clean.map(\.differingRows), [0, 0, 0, 0, 0, 0, 0, 0])
         XCTAssertTrue(clean.allSatisfy { $0.liveRows == $0.expectedRows && $0.checkpoint == h.lastPosition })
 
         try await h.query { c in
@@ -176,7 +179,7 @@ final class RebuildTests: XCTestCase {
 
         // Dropped outright: empty tables, checkpoints back to the start, the runner replays.
         try await h.asOwner { c in
-            try c.execute("TRUNCATE profiles, mates, mate_requests, walks, notifications, notification_senders")
+            try c.execute("TRUNCATE \(Projectors.all.flatMap(\.tables).joined(separator: ", "))")
             try c.execute("UPDATE projector_checkpoints SET transaction_id = '0', position = 0")
         }
         let again = ProjectionRunner(
