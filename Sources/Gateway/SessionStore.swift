@@ -33,15 +33,13 @@ public struct SessionStore: Sendable {
     let pool: ConnectionPool
     let gate: DatabaseGate
     let cache = SessionCache(capacity: 10_000, maxAge: .seconds(1))
-    private let deviceTokenMAC: SymmetricKey
-    private let deviceTokenSealing: SymmetricKey
+    private let devices: DeviceTokenSeal
 
     /// `secret` is the server's master key; device tokens are sealed under keys derived from it.
     public init(pool: ConnectionPool, gate: DatabaseGate, secret: SymmetricKey) {
         self.pool = pool
         self.gate = gate
-        self.deviceTokenMAC = ServerSecret.derive(secret, purpose: "device token lookup")
-        self.deviceTokenSealing = ServerSecret.derive(secret, purpose: "device token")
+        self.devices = DeviceTokenSeal(secret: secret)
     }
 
     /// SHA-256 of a secret's text (tokens, transfer codes).
@@ -184,8 +182,7 @@ public struct SessionStore: Sendable {
 
     /// Pushes for `caller`'s session go to `device`; a session that held the same token gives it up.
     public func register(_ device: DeviceRegistration, for caller: Caller) async throws {
-        let mac = Data(HMAC<SHA256>.authenticationCode(for: Data(device.token.utf8), using: deviceTokenMAC))
-        let sealed = try AES.GCM.seal(Data(device.token.utf8), using: deviceTokenSealing, authenticating: mac).combined!
+        let (mac, sealed) = try devices.seal(device.token)
         try await gate.withConnection(pool) { connection in
             try connection.transaction { connection in
                 try connection.execute(
@@ -225,8 +222,7 @@ public struct SessionStore: Sendable {
             ).first.map { (try $0.string(0), try $0.string(1)) }
         }
         guard let (macHex, sealedHex) = row, let mac = Hex.bytes(macHex), let sealed = Hex.bytes(sealedHex) else { return nil }
-        let opened = try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: deviceTokenSealing, authenticating: Data(mac))
-        return String(decoding: opened, as: UTF8.self)
+        return try devices.open(mac: Data(mac), sealed: Data(sealed))
     }
 
     // MARK: Transfer codes
