@@ -1,4 +1,4 @@
-import Crypto
+@preconcurrency import Crypto
 import Foundation
 
 /// Device tokens at rest (`sessions.device_token_*`): sealed with AES-GCM under a key derived
