@@ -17,6 +17,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // Already in the graph through Hummingbird; named so the gateway can use HTTPField.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // Outgoing HTTP/2 to Apple's push service.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Already in the graph through async-http-client; named for the APNs double (an HTTP/2
+        // server over TLS that the tests and `bench push` run).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
     ],
     targets: [
         // libpq, reached through pkg-config; Debian's libpq-dev provides it.
@@ -85,6 +92,7 @@ let package = Package(
             name: "sniffmeet",
             dependencies: [
                 "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks", "PersonalData",
+                "Push", "APNsDouble",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -104,11 +112,39 @@ let package = Package(
             name: "ProjectionsTests",
             dependencies: ["Postgres", "EventLog", "Domain", "Commands", "Projections", "PostgresTesting", "Benchmarks", "PersonalData"]
         ),
+        // Push notifications: the outbox's delivery service, APNs over HTTP/2 with ES256 provider tokens.
+        .target(
+            name: "Push",
+            dependencies: [
+                "Postgres", "Projections", "PersonalData", "UUIDText", "Domain",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // A local stand-in for Apple's push service: HTTP/2 over TLS, checking the provider token's
+        // ES256 signature and every header, answering as scripted (tests, `bench push`).
+        .target(
+            name: "APNsDouble",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The HTTP gateway (Hummingbird 2): routes of API.md, auth, idempotency, read-your-writes.
         .target(
             name: "Gateway",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText", "PersonalData",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText", "PersonalData", "Push",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -123,6 +159,7 @@ let package = Package(
             name: "GatewayTests",
             dependencies: [
                 "Gateway", "Commands", "Projections", "Postgres", "EventLog", "Domain", "PostgresTesting", "PersonalData",
+                "Push", "APNsDouble",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

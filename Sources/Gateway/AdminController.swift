@@ -2,6 +2,7 @@ import Commands
 import Domain
 import Foundation
 import Hummingbird
+import Push
 
 /// The operators' routes for safety (admin token): reviewing reports, suspending accounts.
 struct AdminController {
@@ -14,6 +15,15 @@ struct AdminController {
         commands.post("/v1/admin/reports/{id}/resolve", use: resolve)
         commands.post("/v1/admin/users/{id}/suspend", use: suspend)
         commands.post("/v1/admin/users/{id}/unsuspend", use: unsuspend)
+        admin.get("/v1/admin/push", use: push)
+    }
+
+    /// `GET /v1/admin/push`: pushes pending, retrying, delivered, failed and dropped (nothing
+    /// left to send to), the oldest one waiting, and the commonest failure reasons of the last day.
+    @Sendable func push(_ request: Request, context: GatewayRequestContext) async throws -> Answer<PushSummaryJSON> {
+        let summary = try await services.gate.withConnection(services.pool) { try PushSummary.read(on: $0) }
+        services.metrics.registry.makeGauge(name: "sniffmeet_push_retry_queue").set(Double(summary.counts["retrying"] ?? 0))
+        return Answer(PushSummaryJSON(summary: summary, configured: services.configuration.apns != nil))
     }
 
     /// `GET /v1/admin/reports?status=open|resolved` (default `open`), newest first.
@@ -62,5 +72,33 @@ struct AdminController {
             try SessionStore.unsuspend(user, on: connection)
         }
         return NoContent(logPosition: try await runner.position(of: outcome))
+    }
+}
+
+/// The answer of `GET /v1/admin/push`.
+struct PushSummaryJSON: JSONObjectWritable, Sendable {
+    var summary: PushSummary
+    var configured: Bool
+
+    func writeMembers(_ object: inout JSONObjectWriter) throws {
+        let counts = summary.counts
+        object.bool("configured", configured)
+        object.int("pending", counts["pending"] ?? 0)
+        object.int("retrying", counts["retrying"] ?? 0)
+        object.int("delivered", counts["delivered"] ?? 0)
+        object.int("failed", counts["failed"] ?? 0)
+        object.int("dropped", counts["dropped"] ?? 0)
+        try object.number("oldest_waiting_seconds", summary.oldestWaitingSeconds)
+        try object.objects("failure_reasons", summary.failures.map { Reason(reason: $0.reason, count: $0.count) })
+    }
+
+    struct Reason: JSONObjectWritable {
+        var reason: String
+        var count: Int
+
+        func writeMembers(_ object: inout JSONObjectWriter) {
+            object.string("reason", reason)
+            object.int("count", count)
+        }
     }
 }

@@ -6,6 +6,7 @@ import Logging
 import PersonalData
 import Postgres
 import Projections
+import Push
 import ServiceLifecycle
 
 /// The router with every route of API.md and the middleware chain:
@@ -137,6 +138,17 @@ public func buildApplication(
     if background.contains(.idempotencyPurge) {
         backgroundServices.append(IdempotencyPurgeService(store: services.idempotency, sessions: services.sessions, logger: logger))
     }
+    // Pushes go out from every process (rows are claimed, never sent twice by two of them);
+    // without APNs settings the service only purges old rows.
+    backgroundServices.append(
+        try PushDelivery(
+            settings: configuration.apns,
+            pool: pool,
+            seal: DeviceTokenSeal(secret: configuration.secret),
+            metrics: services.metrics.registry,
+            logger: logger
+        )
+    )
     let router = buildRouter(services, handler: handler)
     return Application(
         router: router,

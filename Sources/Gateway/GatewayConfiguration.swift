@@ -1,6 +1,7 @@
 @preconcurrency import Crypto
 import Foundation
 import PersonalData
+import Push
 
 /// Everything the gateway can be told from outside: flags of `sniffmeet serve` and the
 /// environment. Defaults are those of API.md.
@@ -13,6 +14,8 @@ public struct GatewayConfiguration: Sendable {
     public var databaseURL: String
     /// How long a walk request is answerable (`SNIFFMEET_WALK_TTL_SECONDS`, default 60).
     public var walkTTL: TimeInterval
+    /// Apple's push service (`SNIFFMEET_APNS_*`); nil sends no push.
+    public var apns: APNsSettings?
     /// Bearer token of `/v1/admin/projections` (`SNIFFMEET_ADMIN_TOKEN`); `nil` disables that route (403).
     public var adminToken: String?
     /// Largest accepted request body.
@@ -103,7 +106,8 @@ public struct GatewayConfiguration: Sendable {
     /// Reads `SNIFFMEET_WALK_TTL_SECONDS`, `SNIFFMEET_ADMIN_TOKEN`, `SNIFFMEET_DB_CONNECTIONS`,
     /// `SNIFFMEET_MAX_DB_WAITS`, `SNIFFMEET_REQUEST_TIMEOUT_SECONDS`, `SNIFFMEET_RATE_LIMITS`,
     /// `SNIFFMEET_TRUST_FORWARDED_FOR`, `SNIFFMEET_STREAMS_PER_USER`, `SNIFFMEET_STREAMS_PER_PROCESS`,
-    /// `SNIFFMEET_IDLE_TIMEOUT_SECONDS` and `SNIFFMEET_MAX_HEADER_BYTES` over the given values;
+    /// `SNIFFMEET_IDLE_TIMEOUT_SECONDS`, `SNIFFMEET_MAX_HEADER_BYTES` and the `SNIFFMEET_APNS_*`
+    /// settings (`APNsSettings`) over the given values;
     /// throws on a malformed `SNIFFMEET_RATE_LIMITS` (a typo must not silently lift the limits).
     public func applyingEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Self {
         var copy = self
@@ -125,6 +129,7 @@ public struct GatewayConfiguration: Sendable {
             copy.idleTimeout = .milliseconds(Int64(seconds * 1000))
         }
         if let bytes = environment["SNIFFMEET_MAX_HEADER_BYTES"].flatMap(Int.init), bytes >= 1024 { copy.maxHeaderBytes = bytes }
+        if let apns = try APNsSettings.from(environment: environment) { copy.apns = apns }
         return copy
     }
 

@@ -8,6 +8,7 @@ import Postgres
 /// `notification_dismissed` removes it. The sender's dog name is the one they had when the
 /// event happened, kept in the projector's own `notification_senders` table (another read
 /// model's table could be at a different checkpoint, and rebuilds would then differ).
+/// New entries are also enqueued for push (`PushOutboxWriter`).
 public struct NotificationsProjector: Projector {
     public init() {}
     public var name: String { "notifications" }
@@ -29,6 +30,8 @@ public struct NotificationsProjector: Projector {
     public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
         try DeletedAccounts.remove(events, from: tables("notifications"), naming: ["user_id", "from_user"], on: connection)
         try DeletedAccounts.remove(events, from: tables("notification_senders"), naming: ["user_id"], on: connection)
+        // A deleted account's pending pushes go with it.
+        if tables == .live { try DeletedAccounts.remove(events, from: "push_outbox", naming: ["user_id"], on: connection) }
         // What this batch needs from before it: senders' dog names and walks requested earlier.
         var senders: Set<UUID> = []
         var walksBefore: Set<UUID> = []
@@ -141,6 +144,18 @@ public struct NotificationsProjector: Projector {
                 ]
             )
         }
+        try PushOutboxWriter.enqueue(
+            rows.map {
+                .init(
+                    notificationID: $0.id,
+                    user: $0.user,
+                    at: $0.createdAt,
+                    expiresAt: $0.category == "walk_requested" ? $0.walk?.expiresAt : nil
+                )
+            },
+            to: tables,
+            on: connection
+        )
         if !senderUpdates.isEmpty {
             let ids = Array(senderUpdates.keys)
             try connection.execute(

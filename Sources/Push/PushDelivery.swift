@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import PersonalData
+import Postgres
+import Prometheus
+import ServiceLifecycle
+
+/// The delivery service every `serve` process runs: claims due outbox rows, sends them to APNs
+/// concurrently over one HTTP/2 connection, and records each outcome as Apple documents it:
+/// 200 delivered; a dead device token (410, `BadDeviceToken`) dropped from its session, so later
+/// entries are not sent to it; `ExpiredProviderToken` renews the JWT and sends again at once;
+/// 429, 5xx and transport errors retried with exponential backoff and jitter until the push's
+/// horizon (or its walk's deadline) has passed. Without APNs settings it only purges old rows.
+public final class PushDelivery: Service, Sendable {
+    let client: APNsClient?
+    let settings: APNsSettings?
+    let pool: ConnectionPool
+    let seal: DeviceTokenSeal
+    let metrics: PrometheusCollectorRegistry
+    let logger: Logger
+    /// How long an idle loop sleeps before looking again.
+    let idle: Duration
+
+    private static let latencyBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5), .seconds(30), .seconds(300),
+    ]
+
+    public init(
+        settings: APNsSettings?,
+        pool: ConnectionPool,
+        seal: DeviceTokenSeal,
+        metrics: PrometheusCollectorRegistry,
+        logger: Logger,
+        idle: Duration = .milliseconds(50)
+    ) throws {
+        self.settings = settings
+        self.client = try settings.map(APNsClient.init)
+        self.pool = pool
+        self.seal = seal
+        self.metrics = metrics
+        self.logger = logger
+        self.idle = idle
+    }
+
+    public func run() async throws {
+        defer { if let client { Task { try? await client.shutdown() } } }
+        await cancelWhenGracefulShutdown {
+            var lastPurge = ContinuousClock.now - .seconds(3600)
+            while !Task.isCancelled {
+                do {
+                    if ContinuousClock.now - lastPurge > .seconds(600) {
+                        try await self.pool.withConnection { try PushOutbox.purge(on: $0) }
+                        lastPurge = .now
+                    }
+                    let sent = self.client == nil ? 0 : try await self.deliverOnce()
+                    if sent == 0 { try await Task.sleep(for: self.client == nil ? .seconds(60) : self.idle) }
+                } catch is CancellationError {
+                    return
+                } catch {
+                    self.logger.warning("push delivery failed; retrying", metadata: ["error": "\(type(of: error))"])
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
+    }
+
+    /// Claims one batch of due rows, sends them, records the outcomes; returns how many it claimed.
+    public func deliverOnce() async throws -> Int {
+        guard let client, let settings else { return 0 }
+        let seal = self.seal
+        let claimed = try await pool.withConnection { connection in
+            try PushOutbox.claim(limit: settings.concurrency, lease: settings.lease, seal: seal, on: connection)
+        }
+        guard !claimed.isEmpty else { return 0 }
+        var results: [PushOutbox.Result] = []
+        var pushes: [(OutgoingPush, Data)] = []
+        for row in claimed {
+            switch row {
+            case .send(let push, let mac): pushes.append((push, mac))
+            case .nothing(let pushID, let reason): results.append(.init(pushID: pushID, state: "dropped", error: reason))
+            }
+        }
+        let outcomes = await withTaskGroup(of: (OutgoingPush, Data, APNsOutcome).self) { group in
+            for (push, mac) in pushes {
+                group.addTask {
+                    var outcome = await client.send(push)
+                    // A renewed provider token goes out at once, once.
+                    if outcome == .expiredProviderToken { outcome = await client.send(push) }
+                    return (push, mac, outcome)
+                }
+            }
+            var all: [(OutgoingPush, Data, APNsOutcome)] = []
+            for await item in group { all.append(item) }
+            return all
+        }
+        var dead: [(session: UUID, mac: Data)] = []
+        let now = Date()
+        for (push, mac, outcome) in outcomes {
+            switch outcome {
+            case .delivered:
+                results.append(.init(pushID: push.pushID, state: "delivered"))
+                metrics.makeCounter(name: "sniffmeet_push_sent_total").increment()
+                let latency = max(0, now.timeIntervalSince(push.entryAt))
+                metrics.makeDurationHistogram(name: "sniffmeet_push_commit_to_apns_seconds", buckets: Self.latencyBuckets)
+                    .recordNanoseconds(Int64(latency * 1_000_000_000))
+            case .deadDevice(let reason):
+                results.append(.init(pushID: push.pushID, state: "failed", error: reason))
+                dead.append((push.sessionID, mac))
+                failed(reason)
+            case .refused(let reason):
+                results.append(.init(pushID: push.pushID, state: "failed", error: reason))
+                failed(reason)
+            case .expiredProviderToken:
+                results.append(retry(push, reason: "ExpiredProviderToken", now: now, settings: settings))
+            case .retry(let reason):
+                results.append(retry(push, reason: reason, now: now, settings: settings))
+            }
+        }
+        let finished = results
+        let deadDevices = dead
+        try await pool.withConnection { try PushOutbox.record(finished, deadDevices: deadDevices, on: $0) }
+        return claimed.count
+    }
+
+    /// The next attempt: 1 s, 2 s, 4 s … (at most 5 minutes) times a jitter of 0.5–1.5, unless
+    /// that is past the push's horizon (or its walk's deadline): then it is given up.
+    func retry(_ push: OutgoingPush, reason: String, now: Date, settings: APNsSettings) -> PushOutbox.Result {
+        metrics.makeCounter(name: "sniffmeet_push_retries_total", labels: [("reason", reason)]).increment()
+        let base = min(300, pow(2, Double(max(0, push.attempts - 1))))
+        let next = now.addingTimeInterval(base * Double.random(in: 0.5...1.5))
+        let deadline = push.expiresAt ?? push.entryAt.addingTimeInterval(settings.horizon)
+        guard next < deadline else {
+            failed("expired")
+            return .init(pushID: push.pushID, state: "failed", error: "expired after \(reason)")
+        }
+        return .init(pushID: push.pushID, state: "retrying", nextAttempt: next, error: reason)
+    }
+
+    private func failed(_ reason: String) {
+        metrics.makeCounter(name: "sniffmeet_push_failed_total", labels: [("reason", reason)]).increment()
+    }
+
+    /// The outbox by state (`GET /v1/admin/push`); also refreshes the retry-queue gauge.
+    public func summary() async throws -> PushSummary {
+        let summary = try await pool.withConnection { try PushOutbox.summary(on: $0) }
+        metrics.makeGauge(name: "sniffmeet_push_retry_queue").set(Double(summary.counts["retrying"] ?? 0))
+        return summary
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import PersonalData
+import Postgres
+
+/// The delivery side of `push_outbox` (schema 0014): claiming due rows (`FOR UPDATE SKIP
+/// LOCKED`, then a lease, so several `serve` processes share the work and a crashed one's rows
+/// are sent by another), what each needs to go out, and recording what came of it.
+enum PushOutbox {
+    /// A claimed row: the push, or why there is nothing to send.
+    enum Claimed {
+        case send(OutgoingPush, deviceMAC: Data)
+        /// The session signed out or dropped its device, or the entry left the inbox
+        /// (dismissed, emptied, a deleted account): nothing to send.
+        case nothing(pushID: UUID, reason: String)
+    }
+
+    static let claimSQL = """
+        WITH due AS (
+            SELECT push_id FROM push_outbox
+            WHERE state IN ('pending', 'retrying') AND next_attempt_at <= now()
+              AND (claimed_until IS NULL OR claimed_until < now())
+            ORDER BY next_attempt_at
+            LIMIT $1
+            FOR UPDATE SKIP LOCKED),
+        claimed AS (
+            UPDATE push_outbox o SET claimed_until = now() + make_interval(secs => $2), attempts = o.attempts + 1
+            FROM due WHERE o.push_id = due.push_id
+            RETURNING o.*)
+        SELECT c.push_id, c.notification_id, c.session_id, c.expires_at, c.entry_at, c.attempts,
+               n.category, n.from_user, n.from_dog_name, n.request_id, n.walk_id, n.message, n.latitude, n.longitude,
+               n.place_name, n.created_at, encode(s.device_token_mac, 'hex'), encode(s.device_token_sealed, 'hex'), s.locale
+        FROM claimed c
+        LEFT JOIN notifications n ON n.notification_id = c.notification_id AND n.user_id = c.user_id
+        LEFT JOIN sessions s ON s.session_id = c.session_id
+        """
+
+    /// Claims up to `limit` due rows for `lease` seconds.
+    static func claim(limit: Int, lease: TimeInterval, seal: DeviceTokenSeal, on connection: Connection) throws -> [Claimed] {
+        try connection.execute(claimSQL, [limit, lease]).rows.map { row in
+            let pushID = try row.uuid(0)
+            guard let category = row.optionalString(6) else { return .nothing(pushID: pushID, reason: "entry gone") }
+            guard let macHex = row.optionalString(16), let sealedHex = row.optionalString(17), let mac = Hex.bytes(macHex),
+                let sealed = Hex.bytes(sealedHex)
+            else { return .nothing(pushID: pushID, reason: "no device") }
+            let token = try seal.open(mac: Data(mac), sealed: Data(sealed))
+            let push = OutgoingPush(
+                pushID: pushID,
+                notificationID: try row.uuid(1),
+                sessionID: try row.uuid(2),
+                deviceToken: token,
+                locale: row.optionalString(18) ?? "ko",
+                category: category,
+                fromUser: try row.uuid(7),
+                fromDogName: row.optionalString(8),
+                requestID: try row.optionalUUID(9),
+                walkID: try row.optionalUUID(10),
+                message: row.optionalString(11),
+                latitude: try row.optionalDouble(12),
+                longitude: try row.optionalDouble(13),
+                placeName: row.optionalString(14),
+                createdAt: try row.date(15),
+                expiresAt: try row.optionalDate(3),
+                entryAt: try row.date(4),
+                attempts: try row.int(5)
+            )
+            return .send(push, deviceMAC: Data(mac))
+        }
+    }
+
+    /// What becomes of one claimed row.
+    struct Result {
+        var pushID: UUID
+        /// `delivered`, `retrying`, `failed` or `dropped`.
+        var state: String
+        var nextAttempt: Date?
+        var error: String?
+    }
+
+    /// Records `results` and drops the dead devices (only while the session still holds that token).
+    static func record(_ results: [Result], deadDevices: [(session: UUID, mac: Data)], on connection: Connection) throws {
+        if !results.isEmpty {
+            try connection.execute(
+                """
+                UPDATE push_outbox o SET state = x.state, next_attempt_at = coalesce(x.next, o.next_attempt_at),
+                    last_error = x.error, claimed_until = NULL,
+                    finished_at = CASE WHEN x.state IN ('delivered', 'failed', 'dropped') THEN now() END
+                FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[]) AS x(id, state, next, error)
+                WHERE o.push_id = x.id
+                """,
+                [results.map(\.pushID), results.map(\.state), results.map(\.nextAttempt), results.map(\.error)]
+            )
+        }
+        if !deadDevices.isEmpty {
+            try connection.execute(
+                """
+                UPDATE sessions s SET device_token_mac = NULL, device_token_sealed = NULL
+                FROM unnest($1::uuid[], $2::text[]) AS d(session_id, mac)
+                WHERE s.session_id = d.session_id AND s.device_token_mac = decode(d.mac, 'hex')
+                """,
+                [deadDevices.map(\.session), deadDevices.map { $0.mac.map { String(format: "%02x", $0) }.joined() }]
+            )
+        }
+    }
+
+    /// Rows finished more than a day ago go.
+    static func purge(on connection: Connection) throws {
+        try connection.execute("DELETE FROM push_outbox WHERE finished_at < now() - interval '1 day'")
+    }
+
+    /// How many rows are in each state, and the most common reasons of failures in the last day.
+    static func summary(on connection: Connection) throws -> PushSummary {
+        var summary = PushSummary()
+        for row in try connection.execute("SELECT state, count(*) FROM push_outbox GROUP BY state").rows {
+            summary.counts[try row.string(0)] = try row.int(1)
+        }
+        summary.oldestWaitingSeconds =
+            try connection.execute(
+                "SELECT extract(epoch FROM now() - min(entry_at))::float8 FROM push_outbox WHERE state IN ('pending', 'retrying')"
+            ).first.flatMap { try $0.optionalDouble(0) } ?? 0
+        summary.failures = try connection.execute(
+            """
+            SELECT last_error, count(*) FROM push_outbox
+            WHERE state IN ('failed', 'retrying') AND last_error IS NOT NULL AND coalesce(finished_at, now()) > now() - interval '1 day'
+            GROUP BY last_error ORDER BY count(*) DESC LIMIT 20
+            """
+        ).rows.map { (try $0.string(0), try $0.int(1)) }
+        return summary
+    }
+}
+
+/// `GET /v1/admin/push`: the outbox by state.
+public struct PushSummary: Sendable {
+    /// Rows by state (`pending`, `retrying`, `delivered`, `failed`, `dropped`).
+    public var counts: [String: Int] = [:]
+    /// Age of the oldest push still waiting to go out.
+    public var oldestWaitingSeconds: Double = 0
+    /// The most common reasons of failures and retries in the last day.
+    public var failures: [(reason: String, count: Int)] = []
+
+    /// The outbox as it stands.
+    public static func read(on connection: Connection) throws -> PushSummary { try PushOutbox.summary(on: connection) }
+}
