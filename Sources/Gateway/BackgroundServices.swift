@@ -19,7 +19,9 @@ public struct BackgroundWork: OptionSet, Sendable {
     public static let listener = BackgroundWork(rawValue: 1 << 2)
     /// Deletes stored idempotent answers past their 24 hours (safe in several processes).
     public static let idempotencyPurge = BackgroundWork(rawValue: 1 << 3)
-    public static let all: BackgroundWork = [.projections, .walkExpiry, .listener, .idempotencyPurge]
+    /// Push delivery from the outbox (rows are claimed, so safe in several processes).
+    public static let push = BackgroundWork(rawValue: 1 << 4)
+    public static let all: BackgroundWork = [.projections, .walkExpiry, .listener, .idempotencyPurge, .push]
 }
 
 /// Runs the projectors until graceful shutdown, then stops them (their batches commit or roll

@@ -140,15 +140,17 @@ public func buildApplication(
     }
     // Pushes go out from every process (rows are claimed, never sent twice by two of them);
     // without APNs settings the service only purges old rows.
-    backgroundServices.append(
-        try PushDelivery(
-            settings: configuration.apns,
-            pool: pool,
-            seal: DeviceTokenSeal(secret: configuration.secret),
-            metrics: services.metrics.registry,
-            logger: logger
+    if background.contains(.push) {
+        backgroundServices.append(
+            try PushDelivery(
+                settings: configuration.apns,
+                pool: pool,
+                seal: DeviceTokenSeal(secret: configuration.secret),
+                metrics: services.metrics.registry,
+                logger: logger
+            )
         )
-    )
+    }
     let router = buildRouter(services, handler: handler)
     return Application(
         router: router,

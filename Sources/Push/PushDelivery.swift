@@ -81,7 +81,10 @@ public final class PushDelivery: Service, Sendable {
             case .nothing(let pushID, let reason): results.append(.init(pushID: pushID, state: "dropped", error: reason))
             }
         }
-        let outcomes = await withTaskGroup(of: (OutgoingPush, Data, APNsOutcome).self) { group in
+        // Outcomes are recorded as they come, a few at a time: what a crash can send twice is
+        // only what APNs answered since the last record, not the whole batch.
+        let dropped = results
+        try await withThrowingTaskGroup(of: (OutgoingPush, Data, APNsOutcome).self) { group in
             for (push, mac) in pushes {
                 group.addTask {
                     var outcome = await client.send(push)
@@ -90,37 +93,48 @@ public final class PushDelivery: Service, Sendable {
                     return (push, mac, outcome)
                 }
             }
-            var all: [(OutgoingPush, Data, APNsOutcome)] = []
-            for await item in group { all.append(item) }
-            return all
-        }
-        var dead: [(session: UUID, mac: Data)] = []
-        let now = Date()
-        for (push, mac, outcome) in outcomes {
-            switch outcome {
-            case .delivered:
-                results.append(.init(pushID: push.pushID, state: "delivered"))
-                metrics.makeCounter(name: "sniffmeet_push_sent_total").increment()
-                let latency = max(0, now.timeIntervalSince(push.entryAt))
-                metrics.makeDurationHistogram(name: "sniffmeet_push_commit_to_apns_seconds", buckets: Self.latencyBuckets)
-                    .recordNanoseconds(Int64(latency * 1_000_000_000))
-            case .deadDevice(let reason):
-                results.append(.init(pushID: push.pushID, state: "failed", error: reason))
-                dead.append((push.sessionID, mac))
-                failed(reason)
-            case .refused(let reason):
-                results.append(.init(pushID: push.pushID, state: "failed", error: reason))
-                failed(reason)
-            case .expiredProviderToken:
-                results.append(retry(push, reason: "ExpiredProviderToken", now: now, settings: settings))
-            case .retry(let reason):
-                results.append(retry(push, reason: reason, now: now, settings: settings))
+            var results = dropped
+            var dead: [(session: UUID, mac: Data)] = []
+            for try await (push, mac, outcome) in group {
+                results.append(self.result(of: outcome, for: push, settings: settings))
+                if case .deadDevice = outcome { dead.append((push.sessionID, mac)) }
+                if results.count >= Self.recordEvery {
+                    try await self.record(results, dead: dead)
+                    results = []
+                    dead = []
+                }
             }
+            try await self.record(results, dead: dead)
         }
-        let finished = results
-        let deadDevices = dead
-        try await pool.withConnection { try PushOutbox.record(finished, deadDevices: deadDevices, on: $0) }
         return claimed.count
+    }
+
+    /// Outcomes recorded per statement.
+    static let recordEvery = 16
+
+    private func record(_ results: [PushOutbox.Result], dead: [(session: UUID, mac: Data)]) async throws {
+        guard !results.isEmpty else { return }
+        try await pool.withConnection { try PushOutbox.record(results, deadDevices: dead, on: $0) }
+    }
+
+    /// What becomes of the row of `push` after `outcome` (and the metrics it moves).
+    func result(of outcome: APNsOutcome, for push: OutgoingPush, settings: APNsSettings) -> PushOutbox.Result {
+        let now = Date()
+        switch outcome {
+        case .delivered:
+            metrics.makeCounter(name: "sniffmeet_push_sent_total").increment()
+            let latency = max(0, now.timeIntervalSince(push.entryAt))
+            metrics.makeDurationHistogram(name: "sniffmeet_push_commit_to_apns_seconds", buckets: Self.latencyBuckets)
+                .recordNanoseconds(Int64(latency * 1_000_000_000))
+            return .init(pushID: push.pushID, state: "delivered")
+        case .deadDevice(let reason), .refused(let reason):
+            failed(reason)
+            return .init(pushID: push.pushID, state: "failed", error: reason)
+        case .expiredProviderToken:
+            return retry(push, reason: "ExpiredProviderToken", now: now, settings: settings)
+        case .retry(let reason):
+            return retry(push, reason: reason, now: now, settings: settings)
+        }
     }
 
     /// The next attempt: 1 s, 2 s, 4 s … (at most 5 minutes) times a jitter of 0.5–1.5, unless

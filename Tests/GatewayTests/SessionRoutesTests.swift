@@ -277,7 +277,7 @@ final class ServeProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
 
-    static func start(_ fixture: GatewayFixture) throws -> ServeProcess {
+    static func start(_ fixture: GatewayFixture, environment extra: [String: String] = [:]) throws -> ServeProcess {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let binary = root.appendingPathComponent(".build/debug/sniffmeet").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
@@ -292,6 +292,7 @@ final class ServeProcess: @unchecked Sendable {
         environment["SNIFFMEET_MASTER_KEY"] = fixture.configuration.secret.withUnsafeBytes { Data($0).base64EncodedString() }
         environment["SNIFFMEET_RATE_LIMITS"] = "off"
         environment["LOG_LEVEL"] = "warning"
+        environment.merge(extra) { _, new in new }
         server.process.environment = environment
         server.process.standardOutput = FileHandle.nullDevice
         try server.process.run()
@@ -299,6 +300,13 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     private init(port: Int) { self.port = port }
+
+    /// `kill -9`: no shutdown of any kind.
+    func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
 
     func stop() {
         if process.isRunning {

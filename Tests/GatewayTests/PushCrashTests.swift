@@ -1,0 +1,102 @@
+import APNsDouble
+@preconcurrency import Crypto
+import Foundation
+import Gateway
+import XCTest
+
+/// `kill -9` of the `serve` process that delivers pushes while 2,000 are in flight, then a new
+/// one: every entry still reaches its device at least once. Duplicates can only come from the
+/// pushes APNs had answered but the dead process had not yet recorded; they are counted.
+final class PushCrashTests: XCTestCase {
+    func testKillNineWhilePushesAreInFlightLosesNoneAndCountsDuplicates() async throws {
+        let key = P256.Signing.PrivateKey()
+        let double = try await APNsDouble.start(
+            .init(topic: PushTests.topic, keyID: PushTests.keyID, teamID: PushTests.teamID, publicKey: key.publicKey)
+        )
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("push-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let keyFile = folder.appendingPathComponent("AuthKey.p8")
+        let caFile = folder.appendingPathComponent("double.pem")
+        try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+        try APNsDouble.certificatePEM.write(to: caFile, atomically: true, encoding: .utf8)
+        let environment = [
+            "SNIFFMEET_APNS_KEY_FILE": keyFile.path, "SNIFFMEET_APNS_KEY_ID": PushTests.keyID,
+            "SNIFFMEET_APNS_TEAM_ID": PushTests.teamID, "SNIFFMEET_APNS_TOPIC": PushTests.topic,
+            "SNIFFMEET_APNS_URL": double.url, "SNIFFMEET_APNS_CA_FILE": caFile.path, "SNIFFMEET_PUSH_LEASE_SECONDS": "2",
+        ]
+        // This process only takes the commands; the serve process projects and pushes.
+        let fixture = try GatewayFixture("push_crash", background: [])
+        let first = try ServeProcess.start(fixture, environment: environment)
+        let restarted = RestartedServer()
+        defer {
+            first.stop()
+            restarted.server?.stop()
+        }
+        try await fixture.run { client in
+            let ana = try await client.signUp("Ana")
+            let ben = try await client.signUp("Ben")
+            let code = try await client.send(.post, "/v1/me/transfer-codes", token: ben.token).json["transfer_code"] as! String
+            let benPhone2 = try await client.send(.post, "/v1/sessions", json: #"{"transfer_code": "\#(code)"}"#).json["token"] as! String
+            try await PushTests.register(client, ben.token, PushTests.deviceToken(0xB1), locale: "ko")
+            try await PushTests.register(client, benPhone2, PushTests.deviceToken(0xB2), locale: "en")
+            try await client.makeMates(ana, ben)
+            try await first.waitUntilReady()
+            var window = 0
+            // 1,000 walks to Ben's two phones: 2,000 pushes (plus 2 for the mate request).
+            for index in 0..<1000 {
+                let walk = try await client.send(
+                    .post,
+                    "/v1/walks",
+                    token: ana.token,
+                    json: WalkRoutesTests.walk(to: ben, message: "Walk \(index)")
+                )
+                XCTAssertEqual(walk.status, 201)
+                if index == 400 {
+                    try await PushTests.eventually("pushes flowing") { double.deliveries.count >= 200 }
+                    let before = double.deliveries.count
+                    first.kill()
+                    // The in-flight window: rows the dead process had claimed and not yet recorded.
+                    window =
+                        Int(
+                            try client.sql(
+                                "SELECT count(*) FROM push_outbox WHERE state IN ('pending', 'retrying') AND claimed_until IS NOT NULL"
+                            )[0][0] ?? "0"
+                        ) ?? 0
+                    print("PushCrashTests: serve killed with kill -9 after \(before) deliveries, \(window) pushes in flight")
+                    let second = try ServeProcess.start(fixture, environment: environment)
+                    restarted.server = second
+                    try await second.waitUntilReady()
+                }
+            }
+            let expected = 2002
+            let start = ContinuousClock.now
+            while Set(double.deliveries.map { "\($0.headers["apns-collapse-id"]!)/\($0.deviceToken)" }).count < expected,
+                ContinuousClock.now - start < .seconds(120)
+            {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let deliveries = double.deliveries
+            let distinct = Set(deliveries.map { "\($0.headers["apns-collapse-id"]!)/\($0.deviceToken)" })
+            XCTAssertEqual(distinct.count, expected, "pushes lost")
+            let duplicates = deliveries.count - distinct.count
+            print(
+                "PushCrashTests: \(distinct.count) entries delivered to every device, \(duplicates) duplicates, in-flight window \(window)"
+            )
+            XCTAssertLessThanOrEqual(duplicates, window, "a push outside the killed process's in-flight window went twice")
+            // And the outbox says so (the last outcomes are recorded moments after their 200).
+            var recorded = ""
+            for _ in 0..<100 {
+                recorded = try client.sql("SELECT count(*) FROM push_outbox WHERE state = 'delivered'")[0][0] ?? ""
+                if recorded == String(expected) { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            XCTAssertEqual(recorded, String(expected))
+        }
+        try await double.stop()
+    }
+}
+
+/// The serve process started after the kill (set once, inside the test's client closure).
+private final class RestartedServer: @unchecked Sendable {
+    var server: ServeProcess?
+}
