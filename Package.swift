@@ -94,6 +94,8 @@ let package = Package(
                 "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks", "PersonalData",
                 "Push", "APNsDouble",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
