@@ -89,6 +89,9 @@ public final class APNsDouble: Sendable {
         var statuses: [Int: Int] = [:]
         var refusals: [String] = []
         var jwtsSeen: Set<String> = []
+        /// Provider tokens whose signature checked out, with their `iat` (as APNs, it checks a
+        /// token's signature once, not on every push that carries it).
+        var verifiedJWTs: [String: Double] = [:]
     }
 
     let expectations: Expectations
@@ -262,6 +265,7 @@ public final class APNsDouble: Sendable {
 
     /// An ES256 JWT signed by the expected key, with the expected `kid` and `iss`, at most an hour old.
     func verify(_ jwt: String) -> Verdict {
+        if let issuedAt = state.withLock({ $0.verifiedJWTs[jwt] }) { return Self.verdict(issuedAt: issuedAt) }
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Self.base64URL(parts[0]), let claimsData = Self.base64URL(parts[1]),
             let signatureData = Self.base64URL(parts[2]),
@@ -272,6 +276,12 @@ public final class APNsDouble: Sendable {
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
             expectations.publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
         else { return .invalid }
+        state.withLock { $0.verifiedJWTs[jwt] = issuedAt }
+        return Self.verdict(issuedAt: issuedAt)
+    }
+
+    /// A well-signed token's verdict by its age.
+    static func verdict(issuedAt: Double) -> Verdict {
         let age = Date().timeIntervalSince1970 - issuedAt
         if age > 3600 { return .expired }
         return age < -60 ? .invalid : .valid

@@ -41,10 +41,14 @@ struct OperationsController {
         }
     }
 
-    /// Prometheus text; projector gauges are refreshed at scrape time.
+    /// Prometheus text; projector gauges and the push retry queue are refreshed at scrape time.
     @Sendable func metrics(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         do {
             for status in try await services.progress.status() { services.metrics.recordProjector(status) }
+            let retrying = try await services.gate.withConnection(services.pool) {
+                try $0.execute("SELECT count(*) FROM push_outbox WHERE state = 'retrying'").first?.int(0) ?? 0
+            }
+            services.metrics.registry.makeGauge(name: "sniffmeet_push_retry_queue").set(Double(retrying))
         } catch {
             // Still serve request metrics while the database is away.
             context.logger.debug("projector metrics unavailable", metadata: ["error": "\(error)"])

@@ -42,8 +42,9 @@ public final class APNsClient: Sendable {
     /// Closes the connection.
     public func shutdown() async throws { try await http.shutdown() }
 
-    /// Sends one push; never throws (every failure is an outcome).
-    public func send(_ push: OutgoingPush) async -> APNsOutcome {
+    /// Sends one push; never throws (every failure is an outcome). A push still unanswered at
+    /// `deadline` is given up as a timeout, so that its claim's lease is not outlived.
+    public func send(_ push: OutgoingPush, deadline: NIODeadline = .now() + .seconds(30)) async -> APNsOutcome {
         let jwt: String
         do { jwt = try token.jwt() } catch { return .retry(reason: "provider token: \(error)") }
         var request = HTTPClientRequest(url: "\(settings.baseURL)/3/device/\(push.deviceToken)")
@@ -58,11 +59,13 @@ public final class APNsClient: Sendable {
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: PushPayload.data(for: push)))
         do {
-            let response = try await http.execute(request, timeout: .seconds(30))
+            let response = try await http.execute(request, deadline: deadline)
             let body = try await response.body.collect(upTo: 64 * 1024)
             let outcome = Self.outcome(status: Int(response.status.code), body: Data(body.readableBytesView))
             if outcome == .expiredProviderToken { token.renew(rejected: jwt) }
             return outcome
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            return .retry(reason: "timeout")
         } catch {
             return .retry(reason: "transport")
         }

@@ -18,7 +18,7 @@ public struct APNsSettings: Sendable {
     public var horizon: TimeInterval = 3600
     /// How long a claim on a row holds before another process may send it.
     public var lease: TimeInterval = 30
-    /// Pushes in flight at once per process.
+    /// Pushes claimed at once by each of a process's delivery loops (`PushDelivery.loops`).
     public var concurrency = 200
 
     public init(keyPEM: String, keyID: String, teamID: String, topic: String, baseURL: String, caFile: String? = nil) {
@@ -38,7 +38,8 @@ public struct APNsSettings: Sendable {
     /// The settings in `environment`, nil when `SNIFFMEET_APNS_KEY_FILE` is unset (no pushes).
     /// `_KEY_ID`, `_TEAM_ID` and `_TOPIC` are then required; `_ENVIRONMENT` is `production`
     /// (default) or `sandbox`; `_URL` overrides the host and `_CA_FILE` adds a trusted root;
-    /// `SNIFFMEET_PUSH_LEASE_SECONDS` and `SNIFFMEET_PUSH_HORIZON_SECONDS` tune retries.
+    /// `SNIFFMEET_PUSH_LEASE_SECONDS` and `SNIFFMEET_PUSH_HORIZON_SECONDS` tune retries,
+    /// `SNIFFMEET_PUSH_CONCURRENCY` the batch each delivery loop claims.
     public static func from(environment: [String: String]) throws -> APNsSettings? {
         guard let keyFile = environment["SNIFFMEET_APNS_KEY_FILE"], !keyFile.isEmpty else { return nil }
         func required(_ name: String) throws -> String {
@@ -74,6 +75,12 @@ public struct APNsSettings: Sendable {
                 throw Invalid(description: "SNIFFMEET_PUSH_HORIZON_SECONDS must be > 0")
             }
             settings.horizon = value
+        }
+        if let text = environment["SNIFFMEET_PUSH_CONCURRENCY"] {
+            guard let value = Int(text), (1...5000).contains(value) else {
+                throw Invalid(description: "SNIFFMEET_PUSH_CONCURRENCY must be 1...5000")
+            }
+            settings.concurrency = value
         }
         _ = try ProviderToken(settings: settings)  // a key that cannot sign is refused at start
         return settings

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import PersonalData
 import Postgres
 import Prometheus
@@ -46,21 +47,34 @@ public final class PushDelivery: Service, Sendable {
     public func run() async throws {
         defer { if let client { Task { try? await client.shutdown() } } }
         await cancelWhenGracefulShutdown {
-            var lastPurge = ContinuousClock.now - .seconds(3600)
-            while !Task.isCancelled {
-                do {
-                    if ContinuousClock.now - lastPurge > .seconds(600) {
-                        try await self.pool.withConnection { try PushOutbox.purge(on: $0) }
-                        lastPurge = .now
-                    }
-                    let sent = self.client == nil ? 0 : try await self.deliverOnce()
-                    if sent == 0 { try await Task.sleep(for: self.client == nil ? .seconds(60) : self.idle) }
-                } catch is CancellationError {
-                    return
-                } catch {
-                    self.logger.warning("push delivery failed; retrying", metadata: ["error": "\(type(of: error))"])
-                    try? await Task.sleep(for: .seconds(1))
+            await withTaskGroup(of: Void.self) { group in
+                // Loops that each claim their own batch (SKIP LOCKED): one claims and sends while
+                // another's batch is still waiting for its last answers.
+                for loop in 0..<(self.client == nil ? 1 : Self.loops) {
+                    group.addTask { await self.loop(purging: loop == 0) }
                 }
+            }
+        }
+    }
+
+    /// Delivery loops per process.
+    static let loops = 2
+
+    private func loop(purging: Bool) async {
+        var lastPurge = ContinuousClock.now - .seconds(3600)
+        while !Task.isCancelled {
+            do {
+                if purging, ContinuousClock.now - lastPurge > .seconds(600) {
+                    try await pool.withConnection { try PushOutbox.purge(on: $0) }
+                    lastPurge = .now
+                }
+                let sent = client == nil ? 0 : try await deliverOnce()
+                if sent == 0 { try await Task.sleep(for: client == nil ? .seconds(60) : idle) }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("push delivery failed; retrying", metadata: ["error": "\(type(of: error))"])
+                try? await Task.sleep(for: .seconds(1))
             }
         }
     }
@@ -69,6 +83,9 @@ public final class PushDelivery: Service, Sendable {
     public func deliverOnce() async throws -> Int {
         guard let client, let settings else { return 0 }
         let seal = self.seal
+        // Answers must come well inside the lease: past it another loop or process may claim
+        // (and send) the same rows.
+        let deadline = NIODeadline.now() + .milliseconds(Int64(settings.lease * 700))
         let claimed = try await pool.withConnection { connection in
             try PushOutbox.claim(limit: settings.concurrency, lease: settings.lease, seal: seal, on: connection)
         }
@@ -83,30 +100,36 @@ public final class PushDelivery: Service, Sendable {
         }
         // Outcomes are recorded as they come, a few at a time: what a crash can send twice is
         // only what APNs answered since the last record, not the whole batch.
-        let dropped = results
-        try await withThrowingTaskGroup(of: (OutgoingPush, Data, APNsOutcome).self) { group in
+        var pending = results
+        var dead: [(session: UUID, mac: Data)] = []
+        try await withThrowingTaskGroup(of: Sent.self) { group in
             for (push, mac) in pushes {
                 group.addTask {
-                    var outcome = await client.send(push)
+                    var outcome = await client.send(push, deadline: deadline)
                     // A renewed provider token goes out at once, once.
-                    if outcome == .expiredProviderToken { outcome = await client.send(push) }
-                    return (push, mac, outcome)
+                    if outcome == .expiredProviderToken { outcome = await client.send(push, deadline: deadline) }
+                    return Sent(push: push, deviceMAC: mac, outcome: outcome)
                 }
             }
-            var results = dropped
-            var dead: [(session: UUID, mac: Data)] = []
-            for try await (push, mac, outcome) in group {
-                results.append(self.result(of: outcome, for: push, settings: settings))
-                if case .deadDevice = outcome { dead.append((push.sessionID, mac)) }
-                if results.count >= Self.recordEvery {
-                    try await self.record(results, dead: dead)
-                    results = []
+            while let sent = try await group.next() {
+                pending.append(result(of: sent.outcome, for: sent.push, settings: settings))
+                if case .deadDevice = sent.outcome { dead.append((sent.push.sessionID, sent.deviceMAC)) }
+                if pending.count >= Self.recordEvery {
+                    try await record(pending, dead: dead)
+                    pending = []
                     dead = []
                 }
             }
-            try await self.record(results, dead: dead)
         }
+        try await record(pending, dead: dead)
         return claimed.count
+    }
+
+    /// One push and what APNs said.
+    struct Sent: Sendable {
+        var push: OutgoingPush
+        var deviceMAC: Data
+        var outcome: APNsOutcome
     }
 
     /// Outcomes recorded per statement.
