@@ -49,6 +49,7 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     MatesController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     WalksController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     NotificationsController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
+    PhotosController(services: services, runner: runner).addRoutes(fetches: router, upload: signedIn, commands: commands)
     allowedMethods.load(from: router)
     return router
 }
