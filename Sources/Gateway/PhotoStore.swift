@@ -49,9 +49,12 @@ public struct PhotoStore: Sendable {
         }
     }
 
-    /// True when photo `id` exists and is `owner`'s. Locks it, so that it stays until commit.
+    /// True when photo `id` exists and is `owner`'s. Called after the append, whose advisory
+    /// lock on the owner's stream every write of their photos takes first: no other request can
+    /// delete the photo before this transaction ends (and no row lock is needed, which the
+    /// runtime role could not take without UPDATE rights).
     static func owns(_ id: UUID, owner: UUID, on connection: Connection) throws -> Bool {
-        try connection.execute("SELECT 1 FROM photos WHERE photo_id = $1 AND owner = $2 FOR KEY SHARE", [id, owner]).count == 1
+        try connection.execute("SELECT 1 FROM photos WHERE photo_id = $1 AND owner = $2", [id, owner]).count == 1
     }
 
     /// Which copy of a photo.
