@@ -64,7 +64,10 @@ struct PhotosController {
     /// `DELETE /v1/me/photo`: no photo on my card, and none stored.
     @Sendable func remove(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ProfileJSON> {
         let user = try context.user
-        let outcome = try await runner.run(.updateProfile(userID: user, changes: ProfileChanges(profileImage: .some(nil))), try context.command) {
+        let outcome = try await runner.run(
+            .updateProfile(userID: user, changes: ProfileChanges(profileImage: .some(nil))),
+            try context.command
+        ) {
             connection in try PhotoStore.deleteAll(of: user, on: connection)
         }
         return try await profileAnswer(user, outcome)

@@ -21,7 +21,11 @@ public enum Vips {
     /// before any pixel is decoded; then decode with shrink-on-load, orientation applied,
     /// resized, copied to memory once (about 3.5 MB at 1080 px), and both copies encoded
     /// from it with every metadata block stripped.
-    public static func process(_ data: Data, as format: ImageFormat, limits: PhotoLimits = PhotoLimits()) throws(PhotoError)
+    public static func process(
+        _ data: Data,
+        as format: ImageFormat,
+        limits: PhotoLimits = PhotoLimits()
+    ) throws(PhotoError)
         -> ProcessedPhoto
     {
         try start()
@@ -33,7 +37,11 @@ public enum Vips {
         return try result.get()
     }
 
-    private static func process(_ bytes: UnsafeRawBufferPointer, _ format: ImageFormat, _ limits: PhotoLimits) throws(PhotoError)
+    private static func process(
+        _ bytes: UnsafeRawBufferPointer,
+        _ format: ImageFormat,
+        _ limits: PhotoLimits
+    ) throws(PhotoError)
         -> ProcessedPhoto
     {
         if format == .png, ImageFormat.isAnimatedPNG(bytes) { throw .unsupported("Animated images are not supported.") }

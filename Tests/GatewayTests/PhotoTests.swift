@@ -74,7 +74,11 @@ final class PhotoTests: XCTestCase {
             XCTAssertError(try await client.send(.get, "/v1/photos/"), 404, "not_found")
 
             // A new upload replaces the old photo, which is gone at once.
-            let second = try await client.upload(try SyntheticPhoto.make(width: 300, height: 200, .png), type: "image/png", token: ana.token)
+            let second = try await client.upload(
+                try SyntheticPhoto.make(width: 300, height: 200, .png),
+                type: "image/png",
+                token: ana.token
+            )
             XCTAssertEqual(second.status, 200, second.text)
             let secondID = try XCTUnwrap(second.json["profile_image"] as? String)
             XCTAssertNotEqual(secondID, id)
@@ -492,7 +496,9 @@ enum WebPBytes {
         }
         precondition(!image.isEmpty && width > 0 && height > 0, "a lossy still")
         func le(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(value >> (8 * $0) & 0xFF) } }
-        func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] { Array(type.utf8) + le(body.count, 4) + body + (body.count % 2 == 1 ? [0] : []) }
+        func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
+            Array(type.utf8) + le(body.count, 4) + body + (body.count % 2 == 1 ? [0] : [])
+        }
         var body = Array("WEBP".utf8)
         body += chunk("VP8X", [0x02, 0, 0, 0] + le(width - 1, 3) + le(height - 1, 3))
         body += chunk("ANIM", [0, 0, 0, 0] + le(0, 2))
@@ -533,4 +539,6 @@ enum PNGBytes {
 }
 
 private func be16(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
-private func be32(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+private func be32(_ value: UInt32) -> [UInt8] {
+    [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+}
