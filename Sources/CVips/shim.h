@@ -105,7 +105,7 @@ static inline int sm_vips_synthetic(int width, int height, int alpha, VipsImage 
     if (!failed) {
         VipsImage *bands[3] = {r, g, b};
         failed = vips_bandjoin(bands, &joined, 3, NULL)
-            || vips_gaussnoise(&noise, width, height, "sigma", 12.0, "mean", 0.0, NULL)
+            || vips_gaussnoise(&noise, width, height, "sigma", 3.0, "mean", 0.0, NULL)
             || vips_add(joined, noise, &grainy, NULL);
     }
     if (!failed) {
