@@ -29,16 +29,24 @@ struct BenchPhotosCommand: AsyncParsableCommand {
 
     func run() async throws {
         let files = try makeImages()
-        let work = try makeFolder("/tmp/sniffmeet-bench-photos-\(getpid())")
+        // Others may enter (not read) it: as root the embedded cluster runs as `postgres`.
+        let work = try makeFolder("/tmp/sniffmeet-bench-photos-\(getpid())", mode: 0o711)
         defer { try? FileManager.default.removeItem(atPath: work) }
         let server = try spawnServer(dataDirectory: work + "/data", log: work + "/serve.log")
         defer {
             server.interrupt()
             server.waitUntilExit()
         }
-        try await waitUntilReady(server)
+        do {
+            try await waitUntilReady(server)
+        } catch {
+            FileHandle.standardError.write((try? Data(contentsOf: URL(fileURLWithPath: work + "/serve.log"))) ?? Data())
+            throw error
+        }
         let port = self.port
-        let tokens = try (0..<max(clients, 8)).map { index in
+        // One user per client (and per concurrent upload of the memory run), and one whose photo
+        // the thumbnail GETs fetch.
+        let tokens = try (0...max(clients, 8)).map { index in
             let reply = try BenchHTTPClient(port: port).send(
                 "POST",
                 "/v1/users",
@@ -55,11 +63,10 @@ struct BenchPhotosCommand: AsyncParsableCommand {
         }
 
         var table: [(String, Double, Double)] = []
-        var lastPhoto = ""
         for (name, file) in [("12-MP JPEG", files.jpeg), ("12-MP HEIC", files.heic)] {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
             let type = file.hasSuffix(".heic") ? "image/heic" : "image/jpeg"
-            lastPhoto = try upload(bytes, type: type, token: tokens[0])  // warm-up
+            _ = try upload(bytes, type: type, token: tokens[0])  // warm-up
             var serverRates: [Double] = []
             var referenceRates: [Double] = []
             for round in 0..<rounds {
@@ -73,6 +80,7 @@ struct BenchPhotosCommand: AsyncParsableCommand {
         }
 
         // Thumbnails: the stored one served, next to making it from the stored 1080 px copy.
+        let lastPhoto = try upload(try Data(contentsOf: URL(fileURLWithPath: files.jpeg)), type: "image/jpeg", token: tokens.last!)
         let full = try BenchHTTPClient(port: port).send("GET", "/v1/photos/\(lastPhoto)")
         let fullFile = work + "/served-full.jpg"
         try Data(full.body).write(to: URL(fileURLWithPath: fullFile))
@@ -127,8 +135,8 @@ struct BenchPhotosCommand: AsyncParsableCommand {
         return (jpeg, heic)
     }
 
-    private func makeFolder(_ path: String) throws -> String {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    private func makeFolder(_ path: String, mode: Int = 0o700) throws -> String {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: mode])
         return path
     }
 
