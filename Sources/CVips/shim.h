@@ -15,12 +15,20 @@ enum {
     SM_VIPS_HEIF = 4,
 };
 
+// libvips' warnings (a corrupt upload can make thousands: "error in tile ...") go nowhere: the
+// request's answer says what went wrong, and they would fill the server's log at a client's will.
+static inline void sm_vips_drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain, (void)level, (void)message, (void)data;
+}
+
 // Starts libvips once per process, locked down for client bytes: no operation cache (it would
 // keep decoded images and buffers alive), nothing marked untrusted, and no loader at all but
 // JPEG, PNG, WebP and HEIF (Debian's build also carries ImageMagick, PDF, SVG, TIFF, FITS, ...
 // loaders that must never see what a client sends).
 static inline int sm_vips_start(void) {
     if (VIPS_INIT("sniffmeet")) return -1;
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG,
+                      sm_vips_drop_log, NULL);
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
     vips_cache_set_max_files(0);
@@ -130,7 +138,8 @@ static inline int sm_vips_synthetic(int width, int height, int alpha, VipsImage 
 }
 
 // `in` encoded as `format` (SM_VIPS_*), or as GIF for `format` 0, keeping no metadata.
-// `pages` > 1 stacks that many copies as frames of an animation (GIF, WebP) or images (HEIF).
+// `pages` > 1 stacks that many copies as frames of an animation (GIF) or images (HEIF); this
+// libvips (8.14 on Debian) writes only the first of them to WebP.
 static inline int sm_vips_encode(VipsImage *in, int format, int quality, int pages, void **buf, size_t *len) {
     VipsImage *image = in;
     g_object_ref(image);

@@ -12,8 +12,9 @@ public enum SyntheticPhoto {
         case gif
     }
 
-    /// A `width` × `height` picture in `encoding`; `pages` > 1 makes an animation (GIF, WebP)
-    /// or a multi-image file (HEIF) of that many frames; `alpha` adds transparency.
+    /// A `width` × `height` picture in `encoding`; `pages` > 1 makes an animation (GIF) or a
+    /// multi-image file (HEIF) of that many frames (WebP keeps only the first: tests build
+    /// animated WebP by hand); `alpha` adds transparency.
     public static func make(width: Int, height: Int, _ encoding: Encoding, pages: Int = 1, alpha: Bool = false) throws -> Data {
         try Vips.start()
         var image: UnsafeMutablePointer<VipsImage>?
