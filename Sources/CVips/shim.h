@@ -6,6 +6,9 @@
 // vips_error_buffer()); every VipsImage it hands out is the caller's to g_object_unref, every
 // buffer the caller's to g_free.
 #include <vips/vips.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 // The image formats the server accepts, as the Photos module numbers them.
 enum {
@@ -39,6 +42,19 @@ static inline int sm_vips_start(void) {
     vips_operation_block_set("VipsForeignLoadWebp", FALSE);
     vips_operation_block_set("VipsForeignLoadHeif", FALSE);
     return 0;
+}
+
+// glibc's allocator, tuned for libvips' large short-lived blocks (see `Vips.started`): a fixed
+// mmap threshold, so big blocks are mapped and returned when freed; and a trim after each job.
+static inline void sm_malloc_fixed_mmap_threshold(int bytes) {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, bytes);
+#endif
+}
+static inline void sm_malloc_trim(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }
 
 // The loader of `format` on `buf`, reading only the header: pixels are decoded later, and only

@@ -73,7 +73,10 @@ struct BenchPhotosCommand: AsyncParsableCommand {
                 serverRates.append(try await uploadRate(bytes, type: type, tokens: tokens))
                 referenceRates.append(try await vipsthumbnailRate(file, folder: work))
                 FileHandle.standardError.write(
-                    Data("\(name) round \(round + 1): server \(fixed(serverRates.last!))/s, vipsthumbnail \(fixed(referenceRates.last!))/s\n".utf8)
+                    Data(
+                        "\(name) round \(round + 1): server \(fixed(serverRates.last!))/s, vipsthumbnail \(fixed(referenceRates.last!))/s\n"
+                            .utf8
+                    )
                 )
             }
             table.append(("\(name) uploads/s", Throughput.median(serverRates), Throughput.median(referenceRates)))
@@ -181,7 +184,9 @@ struct BenchPhotosCommand: AsyncParsableCommand {
         )
         guard reply.status == 200, let json = try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any],
             let id = json["profile_image"] as? String
-        else { throw BenchHTTPClient.Failure(description: "upload answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))") }
+        else {
+            throw BenchHTTPClient.Failure(description: "upload answered \(reply.status): \(String(decoding: reply.body, as: UTF8.self))")
+        }
         return id
     }
 
@@ -202,7 +207,8 @@ struct BenchPhotosCommand: AsyncParsableCommand {
             return {
                 try Self.vipsthumbnail([file, "--size", "1080", "-o", full + "[Q=85,strip,optimize_coding]"])
                 try Self.vipsthumbnail([
-                    full, "--size", "200x200", "--smartcrop", "centre", "-o", "\(folder)/vips-\(worker)-thumb.jpg[Q=85,strip,optimize_coding]",
+                    full, "--size", "200x200", "--smartcrop", "centre", "-o",
+                    "\(folder)/vips-\(worker)-thumb.jpg[Q=85,strip,optimize_coding]",
                 ])
             }
         }
@@ -215,7 +221,9 @@ struct BenchPhotosCommand: AsyncParsableCommand {
             let client = try BenchHTTPClient(port: port)
             return {
                 let reply = try client.send("GET", "/v1/photos/\(id)/thumbnail")
-                guard reply.status == 200, !reply.body.isEmpty else { throw BenchHTTPClient.Failure(description: "GET answered \(reply.status)") }
+                guard reply.status == 200, !reply.body.isEmpty else {
+                    throw BenchHTTPClient.Failure(description: "GET answered \(reply.status)")
+                }
             }
         }
     }
