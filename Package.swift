@@ -32,6 +32,14 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // libvips, reached through pkg-config; Debian's libvips-dev provides it.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // Uploaded photos: checked, decoded, cleaned and re-encoded with libvips on threads of their own.
+        .target(name: "Photos", dependencies: ["CVips"]),
         // Civil-date arithmetic shared by Domain and Postgres, which must not depend on each other.
         .target(name: "CivilTime"),
         // The lowercase text of a UUID, shared by Domain and Postgres for the same reason.
@@ -91,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "sniffmeet",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks", "PersonalData",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks", "PersonalData", "Photos",
                 "Push", "APNsDouble",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -146,7 +154,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText", "PersonalData", "Push",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText", "PersonalData", "Photos", "Push",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -160,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "Commands", "Projections", "Postgres", "EventLog", "Domain", "PostgresTesting", "PersonalData",
+                "Gateway", "Commands", "Projections", "Postgres", "EventLog", "Domain", "PostgresTesting", "PersonalData", "Photos",
                 "Push", "APNsDouble",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -89,7 +89,9 @@ profile_fields = {
     "neutered": {"type": "boolean"},
     "size": {"type": "string", "enum": ["small", "medium", "large"]},
     "keywords": keywords,
-    "profile_image": {**text(1, 200, nullable=True), "description": "The id of a photo of mine, or null."},
+    "profile_image": {**text(1, 200, nullable=True), "description": "The id of a photo of mine (uploaded with "
+                      "`PUT /v1/me/photo`), or null; any other value is `400 validation_failed`. Fetch it with "
+                      "`GET /v1/photos/{id}`."},
 }
 card_props = {"user_id": UUID, **profile_fields}
 schemas = {
@@ -98,7 +100,9 @@ schemas = {
         "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "field": {"type": "string"}}}}},
     "Card": {"type": "object", "required": list(card_props), "properties": card_props},
     "Profile": {"type": "object", "required": list(card_props) + ["created_at"], "properties": {**card_props, "created_at": TIME}},
-    "SignUp": {"type": "object", "required": [k for k in profile_fields if k != "profile_image"], "properties": profile_fields},
+    "SignUp": {"type": "object", "required": [k for k in profile_fields if k != "profile_image"],
+               "properties": {**profile_fields, "profile_image": {"type": "null", "description": "A new account has no "
+                                                                  "photo yet: upload one with `PUT /v1/me/photo`."}}},
     "SignedUp": {"type": "object", "required": ["user_id", "token", "profile"],
                  "properties": {"user_id": UUID, "token": {"type": "string"}, "profile": ref("Profile")}},
     # Any subset of the fields. null is refused (400 validation_failed), except for profile_image,
@@ -295,6 +299,19 @@ def operation(op_id, summary, answers, *, params=(), request_body=None, public=F
     return o
 
 READ_503 = CODES_503 + ("not_caught_up",)
+# Photos: raw image bytes in, JPEG out, cached for good.
+PHOTO_BODY = {"required": True, "description": "The image file as it is, at most 10 MiB.",
+              "content": {t: {"schema": {"type": "string", "format": "binary"}}
+                          for t in ("image/jpeg", "image/png", "image/heic", "image/webp")}}
+IF_NONE_MATCH = param("If-None-Match", "header", {"type": "string", "maxLength": 2000},
+                      "ETags the client holds: `304` when one is this copy's.")
+PHOTO_HEADERS = {"ETag": {"description": "Strong validator of this copy.", "required": True, "schema": {"type": "string"}},
+                 "Cache-Control": {"description": "`public, max-age=31536000, immutable`: a photo never changes.",
+                                   "required": True, "schema": {"type": "string"}}}
+def photo_answers(desc):
+    return {"200": {"description": desc, "headers": PHOTO_HEADERS,
+                    "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
+            "304": {"description": "The client's copy (If-None-Match) is current.", "headers": PHOTO_HEADERS}}
 paths = {
     "/v1/users": {"post": operation("signUp", "Sign up anonymously with the dog profile.", public=True, params=[IDEM],
         request_body=body(ref("SignUp")),
@@ -323,6 +340,34 @@ paths = {
                          request_body=body(ref("DeviceToken")), answers={"204": no_content("Stored with this session.")}),
         "delete": operation("deleteDeviceToken", "Stop pushing to this session's device.",
                             answers={"204": no_content("No more pushes to this device.")})},
+    "/v1/me/photo": {
+        "put": operation("setPhoto", "Set my profile photo from the raw image bytes; the old one is deleted.",
+                         description="The server keeps only a re-encoded JPEG copy: turned upright by its orientation "
+                                     "tag, stripped of all metadata (GPS position, camera, time), at most 1080 px on its "
+                                     "longest side, plus a 200 x 200 thumbnail. At most 10 MiB and 50 megapixels; "
+                                     "animations and multi-page files are refused.",
+                         request_body=PHOTO_BODY,
+                         answers={"200": ok("My profile, `profile_image` the new photo's id.", ref("Profile"), LOGPOS, links={
+                             "Photo": link("getPhoto", "The new photo.", {"path.id": "$response.body#/profile_image"}),
+                             "Thumbnail": link("getPhotoThumbnail", "Its thumbnail.",
+                                               {"path.id": "$response.body#/profile_image"})})},
+                         errors={"400": err("Not a readable image: no JPEG, PNG, WebP or HEIF signature, truncated or "
+                                            "corrupt, or more than 50 megapixels.", "invalid_image"),
+                                 "413": err("Body over 10 MiB.", "body_too_large"),
+                                 "415": err("Content-Type is not image/jpeg, image/png, image/heic or image/webp, the "
+                                            "bytes are another format than it names, or the image is animated or has "
+                                            "several pages.", "unsupported_image"),
+                                 "404": err("No such user.", "not_found")}),
+        "delete": operation("deletePhoto", "Remove my profile photo (it is deleted).",
+                            answers={"200": ok("My profile, `profile_image` null.", ref("Profile"), LOGPOS)},
+                            errors={"404": err("No such user.", "not_found")})},
+    "/v1/photos/{id}": {"get": operation("getPhoto", "A profile photo, to anyone holding its id.", public=True,
+        params=[idparam("id", "Photo id"), IF_NONE_MATCH], answers=photo_answers("The photo, at most 1080 px."),
+        errors={"404": err("No such photo, or deleted (also for an id that is not a UUID).", "not_found")})},
+    "/v1/photos/{id}/thumbnail": {"get": operation("getPhotoThumbnail", "A profile photo's 200 x 200 thumbnail, to anyone "
+                                                                        "holding its id.", public=True,
+        params=[idparam("id", "Photo id"), IF_NONE_MATCH], answers=photo_answers("The 200 x 200 thumbnail."),
+        errors={"404": err("No such photo, or deleted (also for an id that is not a UUID).", "not_found")})},
     "/v1/me/transfer-codes": {"post": operation("newTransferCode", "A one-time code to sign this account in on another phone.",
         params=[IDEM],
         answers={"201": ok("Valid 10 minutes, single use.", ref("TransferCode"))},

@@ -72,6 +72,7 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     NotificationsController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     SafetyController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     AdminController(services: services, runner: runner).addRoutes(admin: admin, commands: adminCommands)
+    PhotosController(services: services, runner: runner).addRoutes(fetches: router, upload: signedIn, commands: commands)
     allowedMethods.load(from: router)
     return router
 }

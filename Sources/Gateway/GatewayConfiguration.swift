@@ -60,6 +60,11 @@ public struct GatewayConfiguration: Sendable {
     /// How long one SSE response stays open; the client then reconnects with `Last-Event-ID`.
     /// Bounding it keeps every request finite (proxies cut long streams anyway).
     public var streamMaxDuration: Duration
+    /// Largest photo upload (`PUT /v1/me/photo`): API.md's 10 MiB.
+    public var maxPhotoBytes = 10 * 1024 * 1024
+    /// Uploads that may wait for a photo worker (one per core) before the answer is `503`
+    /// (`SNIFFMEET_PHOTO_QUEUE`, default 8).
+    public var photoQueueLimit = 8
 
     public init(
         host: String = "127.0.0.1",
@@ -106,8 +111,8 @@ public struct GatewayConfiguration: Sendable {
     /// Reads `SNIFFMEET_WALK_TTL_SECONDS`, `SNIFFMEET_ADMIN_TOKEN`, `SNIFFMEET_DB_CONNECTIONS`,
     /// `SNIFFMEET_MAX_DB_WAITS`, `SNIFFMEET_REQUEST_TIMEOUT_SECONDS`, `SNIFFMEET_RATE_LIMITS`,
     /// `SNIFFMEET_TRUST_FORWARDED_FOR`, `SNIFFMEET_STREAMS_PER_USER`, `SNIFFMEET_STREAMS_PER_PROCESS`,
-    /// `SNIFFMEET_IDLE_TIMEOUT_SECONDS`, `SNIFFMEET_MAX_HEADER_BYTES` and the `SNIFFMEET_APNS_*`
-    /// settings (`APNsSettings`) over the given values;
+    /// `SNIFFMEET_IDLE_TIMEOUT_SECONDS`, `SNIFFMEET_MAX_HEADER_BYTES`, `SNIFFMEET_PHOTO_QUEUE` and the
+    /// `SNIFFMEET_APNS_*` settings (`APNsSettings`) over the given values;
     /// throws on a malformed `SNIFFMEET_RATE_LIMITS` (a typo must not silently lift the limits).
     public func applyingEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Self {
         var copy = self
@@ -128,6 +133,7 @@ public struct GatewayConfiguration: Sendable {
         if let seconds = environment["SNIFFMEET_IDLE_TIMEOUT_SECONDS"].flatMap(Double.init), seconds > 0, seconds <= 86400 {
             copy.idleTimeout = .milliseconds(Int64(seconds * 1000))
         }
+        if let count = environment["SNIFFMEET_PHOTO_QUEUE"].flatMap(Int.init), count >= 0 { copy.photoQueueLimit = count }
         if let bytes = environment["SNIFFMEET_MAX_HEADER_BYTES"].flatMap(Int.init), bytes >= 1024 { copy.maxHeaderBytes = bytes }
         if let apns = try APNsSettings.from(environment: environment) { copy.apns = apns }
         return copy

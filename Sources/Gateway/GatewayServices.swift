@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import Logging
+import Photos
 import Postgres
 
 /// What the routes and middleware share: the database, the stores, the limits. A container
@@ -22,6 +23,12 @@ public struct GatewayServices: Sendable {
     public let feed: NotificationFeed
     let authenticator: Authenticator
     let body: BodyReader
+    /// Uploads' image work: worker threads, a bounded queue (`PUT /v1/me/photo`).
+    public let photos: PhotoProcessor
+    /// The `photos` table.
+    public let photoStore: PhotoStore
+    /// Reads uploads, with the photo size limit instead of the JSON one.
+    let photoBody: BodyReader
     /// This build's migrations, read once: `/readyz` compares them with the database.
     let migrator: Result<Migrator, any Error>
 
@@ -57,6 +64,9 @@ public struct GatewayServices: Sendable {
         )
         self.authenticator = Authenticator(sessions: sessions, limiter: limiter)
         self.body = BodyReader(limit: configuration.maxBodyBytes)
+        self.photos = PhotoProcessor(queueLimit: configuration.photoQueueLimit)
+        self.photoStore = PhotoStore(pool: pool, gate: gate)
+        self.photoBody = BodyReader(limit: configuration.maxPhotoBytes)
         self.migrator = Result { try Migrator.bundled() }
     }
 }

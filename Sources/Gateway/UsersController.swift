@@ -2,6 +2,8 @@ import Commands
 import Domain
 import Foundation
 import Hummingbird
+import Postgres
+import UUIDText
 
 /// Users and profiles: sign-up, my profile, device token, drop tokens, someone's card.
 struct UsersController {
@@ -33,6 +35,8 @@ struct UsersController {
     /// `POST /v1/users`: registers the user and stores their token in the same transaction.
     @Sendable func signUp(_ request: Request, context: GatewayRequestContext) async throws -> Answer<SignedUpJSON> {
         let profile = try await services.body.decode(SignUpBody.self, from: request).profile()
+        // A photo on a card is one its owner uploaded (`PUT /v1/me/photo`); a new account has none.
+        guard profile.profileImage == nil else { throw APIError.notMyPhoto }
         let userID = UUID()
         let token = SecretToken.generate()
         let outcome = try await runner.run(.registerUser(userID: userID, profile: profile), try context.command) { connection in
@@ -64,8 +68,22 @@ struct UsersController {
     /// `PATCH /v1/me`.
     @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ProfileJSON> {
         let user = try context.user
-        let changes = try await services.body.decode(ProfileChangesBody.self, from: request).changes
-        let outcome = try await runner.run(.updateProfile(userID: user, changes: changes), try context.command)
+        var changes = try await services.body.decode(ProfileChangesBody.self, from: request).changes
+        // `profile_image`: the id of a photo of mine, or null; my other photos are deleted with
+        // the event (a user keeps at most the one on their card).
+        var photos: (@Sendable (Postgres.Connection) throws -> Void)?
+        switch changes.profileImage {
+        case .none: break
+        case .some(.none): photos = { connection in try PhotoStore.deleteAll(of: user, on: connection) }
+        case .some(.some(let text)):
+            guard let photo = UUID(text: text) else { throw APIError.notMyPhoto }
+            changes.profileImage = .some(photo.lowercasedString)
+            photos = { connection in
+                guard try PhotoStore.owns(photo, owner: user, on: connection) else { throw CommandRefusal(.notMyPhoto) }
+                try PhotoStore.deleteAll(of: user, except: photo, on: connection)
+            }
+        }
+        let outcome = try await runner.run(.updateProfile(userID: user, changes: changes), try context.command, inSameTransaction: photos)
         guard let state = outcome.states[.user(user)]?.user, let profile = state.profile, let registeredAt = state.registeredAt
         else { throw CommandRefusal(.notFound) }
         let json = ProfileJSON(card: CardJSON(userID: user, profile: profile), createdAt: registeredAt)
@@ -104,6 +122,7 @@ struct UsersController {
         ) { connection in
             try SessionStore.revokeAll(of: user, on: connection)
             try IdempotencyStore.forget(user, on: connection)
+            try PhotoStore.deleteAll(of: user, on: connection)
         }
         services.sessions.forget(user)
         return NoContent(logPosition: try await runner.position(of: outcome))

@@ -6,6 +6,8 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks against same-run references.",
-        subcommands: [BenchAppendCommand.self, BenchRebuildCommand.self, BenchLagCommand.self, BenchPushCommand.self]
+        subcommands: [
+            BenchAppendCommand.self, BenchRebuildCommand.self, BenchLagCommand.self, BenchPushCommand.self, BenchPhotosCommand.self,
+        ]
     )
 }

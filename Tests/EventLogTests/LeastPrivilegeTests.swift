@@ -83,8 +83,28 @@ final class LeastPrivilegeTests: XCTestCase {
         XCTAssertEqual(events.map(\.type), ["thing_happened", "thing_happened"])
     }
 
-    /// Every table but the log and the migrations' record is the runtime's to read and write,
-    /// including tables created later by the owner (new migrations, rebuilds).
+    /// Photos are inserted, read and deleted, never rewritten: the runtime role has no UPDATE
+    /// (nor TRUNCATE) on them.
+    func testTheRuntimeRoleCannotRewriteAPhoto() async throws {
+        let rights = try await pool.withConnection { connection in
+            try connection.execute(
+                """
+                SELECT p.privilege FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p(privilege)
+                WHERE has_table_privilege('photos', p.privilege) ORDER BY 1
+                """
+            ).rows.map { try $0.string(0) }
+        }
+        XCTAssertEqual(rights, ["DELETE", "INSERT", "SELECT"])
+        do {
+            try await pool.withConnection { _ = try $0.execute("UPDATE photos SET etag = etag") }
+            XCTFail("the runtime role updated photos")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.sqlState, "42501", "\(error)")
+        }
+    }
+
+    /// Every table but the log, the migrations' record and photos (above) is the runtime's to
+    /// read and write, including tables created later by the owner (new migrations, rebuilds).
     func testTheRuntimeRoleHasOrdinaryRightsOnEveryOtherTable() async throws {
         let owner = ConnectionPool(connectionString: logins.owner, maxConnections: 1)
         try await owner.withConnection { _ = try $0.execute("CREATE TABLE added_later (id int PRIMARY KEY, note text)") }
@@ -96,7 +116,7 @@ final class LeastPrivilegeTests: XCTestCase {
                 FROM pg_class c
                 CROSS JOIN unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) AS p(privilege)
                 WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
-                  AND c.relname NOT IN ('events', 'schema_migrations')
+                  AND c.relname NOT IN ('events', 'schema_migrations', 'photos')
                   AND NOT has_table_privilege(c.oid, p.privilege)
                 ORDER BY 1
                 """

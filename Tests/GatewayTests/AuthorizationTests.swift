@@ -9,6 +9,7 @@ final class AuthorizationTests: XCTestCase {
     static let publicRoutes: Set<String> = [
         "POST /v1/users", "POST /v1/sessions", "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
         "GET /v1/nicknames/{nickname}",
+        "GET /v1/photos/{id}", "GET /v1/photos/{id}/thumbnail",
     ]
 
     func testEveryNonPublicRouteNeedsAToken() async throws {

@@ -41,15 +41,16 @@ final class UserRoutesTests: XCTestCase {
                 "nickname_taken"
             )
 
-            let patch = try await client.send(
-                .patch,
-                "/v1/me",
-                token: token,
-                json: #"{"dog_name": "Choco", "profile_image": "choco.png", "age": 4}"#
+            XCTAssertError(
+                try await client.send(.patch, "/v1/me", token: token, json: #"{"dog_name": "Choco", "profile_image": "choco.png"}"#),
+                400,
+                "validation_failed",
+                field: "profile_image"
             )
+            let patch = try await client.send(.patch, "/v1/me", token: token, json: #"{"dog_name": "Choco", "age": 4}"#)
             XCTAssertEqual(patch.status, 200, patch.text)
             XCTAssertEqual(patch.json["dog_name"] as? String, "Choco")
-            XCTAssertEqual(patch.json["profile_image"] as? String, "choco.png")
+            XCTAssertTrue(patch.json["profile_image"] is NSNull, patch.text)
             XCTAssertEqual(patch.json["sex"] as? String, "female")
             XCTAssertNotNil(patch.header("Log-Position"))
             let removeImage = try await client.send(.patch, "/v1/me", token: token, json: #"{"profile_image": null}"#)
