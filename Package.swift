@@ -44,6 +44,8 @@ let package = Package(
         .target(name: "CivilTime"),
         // The lowercase text of a UUID, shared by Domain and Postgres for the same reason.
         .target(name: "UUIDText"),
+        // JSON text written straight into bytes: the API's answers, the push payload, logfmt values.
+        .target(name: "JSONText", dependencies: ["Domain", "UUIDText"]),
         .target(
             name: "Postgres",
             dependencies: [
@@ -74,7 +76,7 @@ let package = Package(
         .target(
             name: "Projections",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "PersonalData",
+                "Postgres", "EventLog", "Domain", "PersonalData", "JSONText",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -126,7 +128,7 @@ let package = Package(
         .target(
             name: "Push",
             dependencies: [
-                "Postgres", "Projections", "PersonalData", "UUIDText", "Domain",
+                "Postgres", "Projections", "PersonalData", "UUIDText", "Domain", "JSONText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -154,7 +156,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText", "PersonalData", "Photos", "Push",
+                "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText", "PersonalData", "Photos", "Push", "JSONText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

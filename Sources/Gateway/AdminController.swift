@@ -2,6 +2,7 @@ import Commands
 import Domain
 import Foundation
 import Hummingbird
+import JSONText
 import Push
 
 /// The operators' routes for safety (admin token): reviewing reports, suspending accounts.

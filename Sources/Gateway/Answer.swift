@@ -1,6 +1,7 @@
 import EventLog
 import HTTPTypes
 import Hummingbird
+import JSONText
 
 /// A route's JSON answer: an API object that writes itself, its status, and for a command's
 /// answer the `Log-Position` to read it back with. Encoded once, when Hummingbird asks for the

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import JSONText
 import Projections
 
 /// The dog card of API.md: a profile without `created_at`, held as its JSON text.

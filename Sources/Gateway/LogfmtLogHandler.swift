@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import JSONText
 import Logging
 
 #if canImport(Glibc)

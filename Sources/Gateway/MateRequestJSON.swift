@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import JSONText
 
 /// A mate request as API.md shows it.
 public struct MateRequestJSON: JSONObjectWritable, Sendable {

@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JSONText
 import Postgres
 import Projections
 

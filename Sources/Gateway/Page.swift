@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JSONText
 
 /// A list answer: `{"items": [...], "next_cursor": "<opaque>" | null}`.
 public struct PageJSON<Item: JSONObjectWritable & Sendable>: JSONObjectWritable, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// Encodes answers to JSON bytes.
 ///

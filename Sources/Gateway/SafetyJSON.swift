@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import JSONText
 import Projections
 
 /// An entry of `GET /v1/me/blocks`.

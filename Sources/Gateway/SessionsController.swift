@@ -2,6 +2,7 @@ import Commands
 import Domain
 import Foundation
 import Hummingbird
+import JSONText
 
 /// Sessions and devices (API.md): transfer codes, signing in on a new phone, the list of my
 /// sessions, signing out here or elsewhere.

@@ -2,6 +2,7 @@ import Commands
 import Domain
 import Foundation
 import Hummingbird
+import JSONText
 import Postgres
 import UUIDText
 

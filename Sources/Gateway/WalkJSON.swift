@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import JSONText
 
 /// A walk request as API.md shows it.
 public struct WalkJSON: JSONObjectWritable, Sendable {

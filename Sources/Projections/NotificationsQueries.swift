@@ -49,7 +49,7 @@ public struct NotificationRow: Sendable {
     }
 
     /// The SELECT list of `notifications n`.
-    static let columns = """
+    public static let columns = """
         n.notification_id, n.category, n.from_user, n.from_dog_name, n.request_id, n.walk_id, n.message, n.latitude,
         n.longitude, n.place_name, n.created_at, n.log_transaction_id, n.log_position
         """
@@ -72,6 +72,12 @@ public struct NotificationRow: Sendable {
 
     init(_ row: Row) throws {
         var reader = RowReader(row)
+        try self.init(&reader)
+    }
+
+    /// Reads the columns of `columns` from `row`, starting at `column`.
+    public init(_ row: Row, from column: Int) throws {
+        var reader = RowReader(row, from: column)
         try self.init(&reader)
     }
 }

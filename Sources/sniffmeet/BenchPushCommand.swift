@@ -169,6 +169,8 @@ struct BenchPushCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(20))
         }
         let burstSeconds = (double.deliveries.last?.receivedAt ?? Date()).timeIntervalSince(burstStart)
+        // For `perf report --time`: perf stamps samples with CLOCK_MONOTONIC.
+        print(String(format: "delivery ran from %.3f to %.3f (CLOCK_MONOTONIC)", monotonicNow - burstSeconds, monotonicNow))
         let delivered = double.deliveries.count - burstBefore
         burstTask.cancel()
         _ = try? await burstTask.value
@@ -292,4 +294,11 @@ struct BenchPushCommand: AsyncParsableCommand {
 /// When each walk of the latency run committed.
 final class CommitTimes: Sendable {
     let times = Mutex<[UUID: Date]>([:])
+}
+
+/// Seconds of CLOCK_MONOTONIC, the clock of `perf` samples.
+var monotonicNow: Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

@@ -113,6 +113,14 @@ final class PushTests: XCTestCase {
             let inbox = try await client.send(.get, "/v1/me/notifications", token: ben.token)
             let inboxIDs = Set(inbox.items.compactMap { $0["notification_id"] as? String })
             XCTAssertEqual(Set(deliveries.filter { $0.deviceToken == benKo }.compactMap { $0.headers["apns-collapse-id"] }), inboxIDs)
+            // And each push carries the entry exactly as the inbox shows it.
+            let anaInbox = try await client.send(.get, "/v1/me/notifications", token: ana.token)
+            var entries: [String: NSDictionary] = [:]
+            for item in inbox.items + anaInbox.items { entries[item["notification_id"] as! String] = item as NSDictionary }
+            for delivery in deliveries {
+                let carried = try XCTUnwrap(delivery.json["notification"] as? [String: Any])
+                XCTAssertEqual(carried as NSDictionary, entries[carried["notification_id"] as? String ?? ""], "\(carried)")
+            }
             for delivery in deliveries {
                 XCTAssertEqual(delivery.headers["apns-topic"], Self.topic)
                 XCTAssertEqual(delivery.headers["apns-push-type"], "alert")

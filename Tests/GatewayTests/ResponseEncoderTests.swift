@@ -1,6 +1,7 @@
 import Domain
 import EventLog
 import Foundation
+import JSONText
 import XCTest
 
 @testable import Gateway

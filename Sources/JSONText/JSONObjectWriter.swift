@@ -1,6 +1,5 @@
 import Domain
 import Foundation
-import Postgres
 import UUIDText
 
 /// An answer that writes its members straight into an open JSON object.
@@ -20,21 +19,21 @@ public protocol JSONObjectWritable {
 /// a dynamic exclusivity check on every byte appended.)
 public struct JSONObjectWriter {
     /// The JSON text so far.
-    private(set) var bytes: [UInt8] = []
+    public private(set) var bytes: [UInt8] = []
     /// Members already written to the innermost open object: the next one needs a comma.
     private var count = 0
 
-    init(capacity: Int = 4096) {
+    public init(capacity: Int = 4096) {
         bytes.reserveCapacity(capacity)
     }
 
     /// `value` as a whole object.
-    mutating func writeObject(_ value: some JSONObjectWritable) throws {
+    public mutating func writeObject(_ value: some JSONObjectWritable) throws {
         try writeObject { try value.writeMembers(&$0) }
     }
 
     /// A whole object whose members `body` writes.
-    mutating func writeObject(_ body: (inout JSONObjectWriter) throws -> Void) rethrows {
+    public mutating func writeObject(_ body: (inout JSONObjectWriter) throws -> Void) rethrows {
         let outer = open()
         try body(&self)
         close(outer)

@@ -1,8 +1,6 @@
-import Postgres
-
 /// Appends `text` in double quotes with `"`, `\` and control characters escaped as JSON escapes
 /// them: a valid JSON string and a valid logfmt value alike (neither can break out of it).
-func appendQuoted(_ text: String, to out: inout [UInt8]) {
+public func appendQuoted(_ text: String, to out: inout [UInt8]) {
     var text = text
     out.append(UInt8(ascii: "\""))
     text.withUTF8 { utf8 in
@@ -18,11 +16,14 @@ func appendQuoted(_ text: String, to out: inout [UInt8]) {
             case 0x09: out.append(contentsOf: #"\t"#.utf8)
             case 0..<0x20, 0x7F:
                 out.append(contentsOf: #"\u00"#.utf8)
-                out.append(Hex.digits[Int(byte >> 4)])
-                out.append(Hex.digits[Int(byte & 0xF)])
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
             default: out.append(byte)
             }
         }
     }
     out.append(UInt8(ascii: "\""))
 }
+
+/// Lowercase hex digits for `\u00XX`.
+private let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
