@@ -58,7 +58,7 @@ public final class PushDelivery: Service, Sendable {
     }
 
     /// Delivery loops per process.
-    static let loops = 2
+    static let loops = 4
 
     private func loop(purging: Bool) async {
         var lastPurge = ContinuousClock.now - .seconds(3600)
