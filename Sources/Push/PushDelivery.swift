@@ -68,7 +68,10 @@ public final class PushDelivery: Service, Sendable {
                     try await pool.withConnection { try PushOutbox.purge(on: $0) }
                     lastPurge = .now
                 }
-                let sent = client == nil ? 0 : try await deliverOnce()
+                // A claimed batch is sent and recorded whole even when shutdown cancels the loop
+                // (its sends end by the lease's deadline); cut short, its unrecorded rows would
+                // wait out their lease before any process could send them.
+                let sent = client == nil ? 0 : try await Task { try await self.deliverOnce() }.value
                 if sent == 0 { try await Task.sleep(for: client == nil ? .seconds(60) : idle) }
             } catch is CancellationError {
                 return

@@ -23,6 +23,7 @@ import Synchronization
 /// 2. Throughput: `--burst` walks committed with delivery paused, then delivery started; pushes
 ///    per second until the last 200.
 /// 3. Reference: `h2load -c 1 -m 200` posting the same kind of push to the double.
+/// 2 and 3 alternate for `--rounds`; the medians are compared.
 struct BenchPushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
@@ -34,6 +35,7 @@ struct BenchPushCommand: AsyncParsableCommand {
     @Option(help: "seconds of the latency run") var seconds = 10.0
     @Option(help: "walks committed before delivery starts in the throughput run") var burst = 20_000
     @Option(help: "sender/addressee pairs") var pairs = 200
+    @Option(help: "alternating rounds of backlog delivery and h2load") var rounds = 3
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.bench")
@@ -115,73 +117,96 @@ struct BenchPushCommand: AsyncParsableCommand {
             due += interval
         }
         for task in inFlight { try await task.value }
-        let sent = index
-        let waitStart = clock.now
-        while double.deliveries.count - before < sent, clock.now - waitStart < .seconds(30) { try await Task.sleep(for: .milliseconds(20)) }
         let commits = committed.times.withLock { $0 }
         var latencies: [Double] = []
-        for delivery in double.deliveries.dropFirst(before) {
-            guard let walk = ((delivery.json["notification"] as? [String: Any])?["walk_id"] as? String).flatMap(UUID.init(uuidString:)),
-                let at = commits[walk]
-            else { continue }
-            latencies.append(delivery.receivedAt.timeIntervalSince(at))
-        }
+        let waitStart = clock.now
+        // Until every walk's push has come (the mate requests' pushes of the set-up do not count).
+        repeat {
+            try await Task.sleep(for: .milliseconds(20))
+            latencies = []
+            for delivery in double.deliveries.dropFirst(before) {
+                guard let walk = ((delivery.json["notification"] as? [String: Any])?["walk_id"] as? String).flatMap(UUID.init(uuidString:)),
+                    let at = commits[walk]
+                else { continue }
+                latencies.append(delivery.receivedAt.timeIntervalSince(at))
+            }
+        } while latencies.count < commits.count && clock.now - waitStart < .seconds(30)
         latencies.sort()
         deliveryTask.cancel()
         _ = try? await deliveryTask.value
 
-        // 2. Throughput: a backlog, then delivery alone.
-        print("committing \(burst) walks with delivery paused…")
-        let backlog = burst
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for writer in 0..<8 {
-                group.addTask {
-                    var n = writer
-                    while n < backlog {
-                        let (from, to) = pairList[n % pairList.count]
-                        _ = try await handler.handle(
-                            .sendWalk(walkID: UUID(), from: from, to: to, message: "Burst", latitude: 37.5, longitude: 127, placeName: nil),
-                            metadata: .firstUse(actor: from)
-                        )
-                        n += 8
-                    }
-                }
+        // 2 and 3, in alternating rounds (the machine's speed drifts; medians are compared):
+        // a backlog delivered alone, then the double's capacity through one connection by h2load.
+        var rates: [Double] = []
+        var references: [Double] = []
+        var queued = 0
+        for round in 1...rounds {
+            double.reset()
+            print("round \(round): committing \(burst) walks with delivery paused…")
+            try await commitBacklog(handler: handler, pairs: pairList)
+            let head = try await log.head()
+            _ = try await runner.waitUntil(position: head, timeout: .seconds(120))
+            queued = try await pool.withConnection {
+                try $0.execute("SELECT count(*) FROM push_outbox WHERE state = 'pending'").first!.int(0)
             }
-            try await group.waitForAll()
+            let burstStart = Date()
+            let registry = PrometheusCollectorRegistry()
+            let burstDelivery = try PushDelivery(
+                settings: settings,
+                pool: pool,
+                seal: DeviceTokenSeal(secret: secret),
+                metrics: registry,
+                logger: logger,
+                idle: .milliseconds(5)
+            )
+            let burstTask = Task { try await burstDelivery.run() }
+            while double.deliveries.count < queued, Date().timeIntervalSince(burstStart) < 300 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let burstSeconds = (double.deliveries.last?.receivedAt ?? Date()).timeIntervalSince(burstStart)
+            // For `perf report --time`: perf stamps samples with CLOCK_MONOTONIC.
+            print(String(format: "delivery ran from %.3f to %.3f (CLOCK_MONOTONIC)", monotonicNow - burstSeconds, monotonicNow))
+            let delivered = double.deliveries.count
+            var text: [UInt8] = []
+            registry.emit(into: &text)
+            for line in String(decoding: text, as: UTF8.self).split(separator: "\n")
+            where line.hasPrefix("sniffmeet_push_retries_total") || line.hasPrefix("sniffmeet_push_failed_total") {
+                print("  \(line)")
+            }
+            let arrivals = double.deliveries.map { $0.receivedAt.timeIntervalSince(burstStart) }.sorted()
+            if !arrivals.isEmpty {
+                let at = { (share: Double) in arrivals[min(arrivals.count - 1, Int(Double(arrivals.count) * share))] }
+                print(
+                    String(
+                        format: "  50%% delivered after %.2f s, 90%% after %.2f s, 99%% after %.2f s, all after %.2f s",
+                        at(0.5),
+                        at(0.9),
+                        at(0.99),
+                        arrivals.last!
+                    )
+                )
+            }
+            burstTask.cancel()
+            _ = try? await burstTask.value
+            rates.append(Double(delivered) / burstSeconds)
+            double.reset()
+            references.append(try h2load(double: double, key: key, folder: folder, streams: 200, requests: max(20_000, queued)))
+            print(
+                String(
+                    format: "round %d: %.0f pushes/s, h2load %.0f/s (%.2fx)",
+                    round,
+                    rates[round - 1],
+                    references[round - 1],
+                    rates[round - 1] / references[round - 1]
+                )
+            )
         }
-        let head = try await log.head()
-        _ = try await runner.waitUntil(position: head, timeout: .seconds(120))
-        let queued = try await pool.withConnection {
-            try $0.execute("SELECT count(*) FROM push_outbox WHERE state = 'pending'").first!.int(0)
-        }
-        let burstBefore = double.deliveries.count
-        let burstStart = Date()
-        let burstDelivery = try PushDelivery(
-            settings: settings,
-            pool: pool,
-            seal: DeviceTokenSeal(secret: secret),
-            metrics: PrometheusCollectorRegistry(),
-            logger: logger,
-            idle: .milliseconds(5)
-        )
-        let burstTask = Task { try await burstDelivery.run() }
-        while double.deliveries.count - burstBefore < queued, Date().timeIntervalSince(burstStart) < 300 {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        let burstSeconds = (double.deliveries.last?.receivedAt ?? Date()).timeIntervalSince(burstStart)
-        // For `perf report --time`: perf stamps samples with CLOCK_MONOTONIC.
-        print(String(format: "delivery ran from %.3f to %.3f (CLOCK_MONOTONIC)", monotonicNow - burstSeconds, monotonicNow))
-        let delivered = double.deliveries.count - burstBefore
-        burstTask.cancel()
-        _ = try? await burstTask.value
         await runner.stop()
 
-        // 3. The double's capacity through one connection, by h2load.
-        let reference = try h2load(double: double, key: key, folder: folder, streams: 200, requests: max(20_000, queued))
-
-        let ours = Double(delivered) / burstSeconds
+        let ours = median(rates)
+        let reference = median(references)
         print("")
-        print("| measure | sniffmeet | h2load (1 connection, 200 streams) | ratio |")
+        print("| measure (medians of \(rounds) rounds) | sniffmeet | h2load (1 connection, 200 streams) | ratio |")
         print("|---|---|---|---|")
         print(
             String(format: "| pushes/s to the double's 200 (%d queued) | %.0f | %.0f | %.2fx |", queued, ours, reference, ours / reference)
@@ -202,6 +227,29 @@ struct BenchPushCommand: AsyncParsableCommand {
         try await double.stop()
         await pool.close()
     }
+
+    /// `burst` walks from 8 writers, round robin over the pairs.
+    private func commitBacklog(handler: CommandHandler, pairs pairList: [(UUID, UUID)]) async throws {
+        let backlog = burst
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                group.addTask {
+                    var n = writer
+                    while n < backlog {
+                        let (from, to) = pairList[n % pairList.count]
+                        _ = try await handler.handle(
+                            .sendWalk(walkID: UUID(), from: from, to: to, message: "Burst", latitude: 37.5, longitude: 127, placeName: nil),
+                            metadata: .firstUse(actor: from)
+                        )
+                        n += 8
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
     /// `pairs` users mated with `pairs` others, each addressee with one session and device.
     private func setUp(handler: CommandHandler, pool: ConnectionPool, seal: DeviceTokenSeal) async throws -> [(UUID, UUID)] {
