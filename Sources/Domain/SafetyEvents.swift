@@ -133,25 +133,3 @@ public struct UserSuspended: Sendable, Equatable, Codable {
         if part.writesPersonal { try c.encode(reason, forKey: .reason) }
     }
 }
-
-/// `user_unsuspended`, `notifications_cleared`: one user, one moment.
-public struct UserMoment: Sendable, Equatable, Codable {
-    public var userID: UUID
-    public var at: Date
-
-    public init(userID: UUID, at: Date) {
-        self.userID = userID
-        self.at = at
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case at
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.lowercasedString, forKey: .userID)
-        try c.encode(at, forKey: .at)
-    }
-}

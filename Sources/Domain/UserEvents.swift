@@ -121,7 +121,10 @@ public struct NotificationDismissed: Sendable, Equatable, Codable {
 
 /// `user_deleted`: the owner deleted their account. Written in the same transaction that
 /// destroys their data key, so every event sealed under that key comes before it in the feed.
-public struct UserDeleted: Sendable, Equatable, Codable {
+public typealias UserDeleted = UserMoment
+
+/// One user, one moment: `user_deleted`, `user_unsuspended`, `notifications_cleared`.
+public struct UserMoment: Sendable, Equatable, Codable {
     public var userID: UUID
     public var at: Date
 

@@ -37,8 +37,7 @@ final class PushCrashTests: XCTestCase {
         try await fixture.run { client in
             let ana = try await client.signUp("Ana")
             let ben = try await client.signUp("Ben")
-            let code = try await client.send(.post, "/v1/me/transfer-codes", token: ben.token).json["transfer_code"] as! String
-            let benPhone2 = try await client.send(.post, "/v1/sessions", json: #"{"transfer_code": "\#(code)"}"#).json["token"] as! String
+            let benPhone2 = try await client.secondPhone(ben)
             try await PushTests.register(client, ben.token, PushTests.deviceToken(0xB1), locale: "ko")
             try await PushTests.register(client, benPhone2, PushTests.deviceToken(0xB2), locale: "en")
             try await client.makeMates(ana, ben)

@@ -70,8 +70,7 @@ final class PushTests: XCTestCase {
         try await setup.fixture.run { client in
             let ana = try await client.signUp("Ana", dog: "Bori")
             let ben = try await client.signUp("Ben", dog: "Kongsu")
-            let code = try await client.send(.post, "/v1/me/transfer-codes", token: ben.token).json["transfer_code"] as! String
-            let benPhone2 = try await client.send(.post, "/v1/sessions", json: #"{"transfer_code": "\#(code)"}"#).json["token"] as! String
+            let benPhone2 = try await client.secondPhone(ben)
             let anaDevice = Self.deviceToken(0xA1)
             let benKo = Self.deviceToken(0xB1)
             let benEn = Self.deviceToken(0xB2)
@@ -215,8 +214,7 @@ final class PushTests: XCTestCase {
             let ana = try await client.signUp("Ana")
             let ben = try await client.signUp("Ben")
             let cy = try await client.signUp("Cy")
-            let code = try await client.send(.post, "/v1/me/transfer-codes", token: ben.token).json["transfer_code"] as! String
-            let benPhone2 = try await client.send(.post, "/v1/sessions", json: #"{"transfer_code": "\#(code)"}"#).json["token"] as! String
+            let benPhone2 = try await client.secondPhone(ben)
             let benDevice = Self.deviceToken(0xB1)
             let benGone = Self.deviceToken(0xB2)
             let cyDevice = Self.deviceToken(0xC1)

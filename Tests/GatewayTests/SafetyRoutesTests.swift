@@ -332,8 +332,7 @@ final class SafetyRoutesTests: XCTestCase {
         defer { server.stop() }
         try await fixture.run { client in
             let mia = try await client.signUp("Mia")
-            let code = try await client.send(.post, "/v1/me/transfer-codes", token: mia.token).json["transfer_code"] as! String
-            let phone2 = try await client.send(.post, "/v1/sessions", json: #"{"transfer_code": "\#(code)"}"#).json["token"] as! String
+            let phone2 = try await client.secondPhone(mia)
             try await server.waitUntilReady()
             for token in [mia.token, phone2] {
                 let status = try await server.status("/v1/me", token: token)

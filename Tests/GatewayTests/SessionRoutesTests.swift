@@ -140,8 +140,7 @@ final class SessionRoutesTests: XCTestCase {
     func testTheDeviceTokenBelongsToTheSessionAndMovesWithTheDevice() async throws {
         try await GatewayFixture("sessions_devices").run { client in
             let mia = try await client.signUp("Mia")
-            let code = try await client.send(.post, "/v1/me/transfer-codes", token: mia.token).json["transfer_code"] as! String
-            let phone2 = try await client.send(.post, "/v1/sessions", json: #"{"transfer_code": "\#(code)"}"#).json["token"] as! String
+            let phone2 = try await client.secondPhone(mia)
             func pushes(_ token: String) async throws -> [Bool] {
                 // Oldest first.
                 try await client.send(.get, "/v1/me/sessions", token: token).items.reversed().map { $0["push"] as! Bool }
@@ -239,8 +238,7 @@ final class SessionRoutesTests: XCTestCase {
         defer { server.stop() }
         try await fixture.run { client in
             let mia = try await client.signUp("Mia")
-            let code = try await client.send(.post, "/v1/me/transfer-codes", token: mia.token).json["transfer_code"] as! String
-            let phone2 = try await client.send(.post, "/v1/sessions", json: #"{"transfer_code": "\#(code)"}"#).json["token"] as! String
+            let phone2 = try await client.secondPhone(mia)
             try await server.waitUntilReady()
             // The other process knows both tokens (and caches them).
             for token in [mia.token, phone2] {

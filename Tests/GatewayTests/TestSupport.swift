@@ -110,6 +110,14 @@ struct GatewayFixture {
             return User(id: reply.json["user_id"] as! String, token: reply.json["token"] as! String)
         }
 
+        /// Signs `user` in on a second phone with a transfer code; returns that session's token.
+        func secondPhone(_ user: User) async throws -> String {
+            let code = try await send(.post, "/v1/me/transfer-codes", token: user.token).json["transfer_code"] as! String
+            let session = try await send(.post, "/v1/sessions", json: #"{"transfer_code": "\#(code)"}"#)
+            XCTAssertEqual(session.status, 201, session.text)
+            return session.json["token"] as! String
+        }
+
         /// `a` and `b` become mates through a drop token and two requests; returns the request id.
         @discardableResult
         func makeMates(_ a: User, _ b: User) async throws -> String {
