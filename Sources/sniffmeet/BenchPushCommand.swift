@@ -36,6 +36,7 @@ struct BenchPushCommand: AsyncParsableCommand {
     @Option(help: "walks committed before delivery starts in the throughput run") var burst = 20_000
     @Option(help: "sender/addressee pairs") var pairs = 200
     @Option(help: "alternating rounds of backlog delivery and h2load") var rounds = 3
+    @Option(help: "rows each delivery loop claims at once (SNIFFMEET_PUSH_CONCURRENCY)") var concurrency = 200
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.bench")
@@ -57,7 +58,7 @@ struct BenchPushCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let caFile = folder.appendingPathComponent("double.pem").path
         try APNsDouble.certificatePEM.write(toFile: caFile, atomically: true, encoding: .utf8)
-        let settings = APNsSettings(
+        var settings = APNsSettings(
             keyPEM: key.pemRepresentation,
             keyID: "BENCHKEY01",
             teamID: "BENCHTEAM1",
@@ -65,6 +66,7 @@ struct BenchPushCommand: AsyncParsableCommand {
             baseURL: double.url,
             caFile: caFile
         )
+        settings.concurrency = concurrency
 
         print("setting up \(pairs) mates with a device each…")
         let pairList = try await setUp(handler: handler, pool: pool, seal: DeviceTokenSeal(secret: secret))
