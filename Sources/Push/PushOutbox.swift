@@ -41,10 +41,8 @@ enum PushOutbox {
 
     /// Claims up to `limit` due rows for `lease` seconds.
     static func claim(limit: Int, lease: TimeInterval, seal: DeviceTokenSeal, on connection: Connection) throws -> [Claimed] {
-        let rows = try connection.transaction { connection in
-            try relaxed(connection)
-            return try connection.execute(claimSQL, [limit, lease], prepared: true).rows
-        }
+        // One round trip: a pipeline up to its sync point is one transaction.
+        let rows = try connection.pipeline([relaxed, .init(claimSQL, [limit, lease], prepared: true)])[1].rows
         return try rows.map { row in
             let pushID = try row.uuid(0)
             guard try row.bool(8) else { return .nothing(pushID: pushID, reason: "entry gone") }
@@ -81,10 +79,7 @@ enum PushOutbox {
 
     /// Records `results` and drops the dead devices (only while the session still holds that token).
     static func record(_ results: [Result], deadDevices: [(session: UUID, mac: Data)], on connection: Connection) throws {
-        try connection.transaction { connection in
-            try relaxed(connection)
-            try recordOutcomes(results, deadDevices: deadDevices, on: connection)
-        }
+        try connection.pipeline([relaxed] + outcomeStatements(results, deadDevices: deadDevices))
     }
 
     /// Settings for a claim's or a record's transaction.
@@ -95,42 +90,46 @@ enum PushOutbox {
     /// indexes, in order, stopping at the batch: while a backlog builds, the statistics lag
     /// (autovacuum analyzes up to a minute later), and `bench push` caught the planner reading
     /// and sorting every due row, or hashing the whole outbox, for each claim of 200.
-    private static func relaxed(_ connection: Connection) throws {
-        try connection.execute(
-            """
-            SELECT set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'off', true),
-                   set_config('enable_bitmapscan', 'off', true)
-            """,
-            prepared: true
-        )
-    }
+    private static let relaxed = Connection.Statement(
+        """
+        SELECT set_config('synchronous_commit', 'off', true), set_config('enable_seqscan', 'off', true),
+               set_config('enable_bitmapscan', 'off', true)
+        """,
+        prepared: true
+    )
 
-    private static func recordOutcomes(_ results: [Result], deadDevices: [(session: UUID, mac: Data)], on connection: Connection) throws {
+    private static func outcomeStatements(_ results: [Result], deadDevices: [(session: UUID, mac: Data)]) -> [Connection.Statement] {
+        var statements: [Connection.Statement] = []
         // `= ANY($1)` beside the join gives the planner an index condition: joined to unnest
         // alone, it sometimes hashed a sequential scan of the whole outbox for 16 rows.
         if !results.isEmpty {
-            try connection.execute(
-                """
-                UPDATE push_outbox o SET state = x.state, next_attempt_at = coalesce(x.next, o.next_attempt_at),
-                    last_error = x.error, claimed_until = NULL,
-                    finished_at = CASE WHEN x.state IN ('delivered', 'failed', 'dropped') THEN now() END
-                FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[]) AS x(id, state, next, error)
-                WHERE o.push_id = x.id AND o.push_id = ANY($1::uuid[])
-                """,
-                [results.map(\.pushID), results.map(\.state), results.map(\.nextAttempt), results.map(\.error)],
-                prepared: true
+            statements.append(
+                .init(
+                    """
+                    UPDATE push_outbox o SET state = x.state, next_attempt_at = coalesce(x.next, o.next_attempt_at),
+                        last_error = x.error, claimed_until = NULL,
+                        finished_at = CASE WHEN x.state IN ('delivered', 'failed', 'dropped') THEN now() END
+                    FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[]) AS x(id, state, next, error)
+                    WHERE o.push_id = x.id AND o.push_id = ANY($1::uuid[])
+                    """,
+                    [results.map(\.pushID), results.map(\.state), results.map(\.nextAttempt), results.map(\.error)],
+                    prepared: true
+                )
             )
         }
         if !deadDevices.isEmpty {
-            try connection.execute(
-                """
-                UPDATE sessions s SET device_token_mac = NULL, device_token_sealed = NULL
-                FROM unnest($1::uuid[], $2::text[]) AS d(session_id, mac)
-                WHERE s.session_id = d.session_id AND s.session_id = ANY($1::uuid[]) AND s.device_token_mac = decode(d.mac, 'hex')
-                """,
-                [deadDevices.map(\.session), deadDevices.map { $0.mac.map { String(format: "%02x", $0) }.joined() }]
+            statements.append(
+                .init(
+                    """
+                    UPDATE sessions s SET device_token_mac = NULL, device_token_sealed = NULL
+                    FROM unnest($1::uuid[], $2::text[]) AS d(session_id, mac)
+                    WHERE s.session_id = d.session_id AND s.session_id = ANY($1::uuid[]) AND s.device_token_mac = decode(d.mac, 'hex')
+                    """,
+                    [deadDevices.map(\.session), deadDevices.map { $0.mac.map { String(format: "%02x", $0) }.joined() }]
+                )
             )
         }
+        return statements
     }
 
     /// Rows finished more than a day ago go.
