@@ -21,6 +21,9 @@ public final class PushDelivery: Service, Sendable {
     let logger: Logger
     /// How long an idle loop sleeps before looking again.
     let idle: Duration
+    /// Moved once per push: looked up once.
+    private let sentCounter: Counter
+    private let latencyHistogram: DurationHistogram
 
     private static let latencyBuckets: [Duration] = [
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -42,6 +45,8 @@ public final class PushDelivery: Service, Sendable {
         self.metrics = metrics
         self.logger = logger
         self.idle = idle
+        sentCounter = metrics.makeCounter(name: "sniffmeet_push_sent_total")
+        latencyHistogram = metrics.makeDurationHistogram(name: "sniffmeet_push_commit_to_apns_seconds", buckets: Self.latencyBuckets)
     }
 
     public func run() async throws {
@@ -148,10 +153,8 @@ public final class PushDelivery: Service, Sendable {
         let now = Date()
         switch outcome {
         case .delivered:
-            metrics.makeCounter(name: "sniffmeet_push_sent_total").increment()
-            let latency = max(0, now.timeIntervalSince(push.entryAt))
-            metrics.makeDurationHistogram(name: "sniffmeet_push_commit_to_apns_seconds", buckets: Self.latencyBuckets)
-                .recordNanoseconds(Int64(latency * 1_000_000_000))
+            sentCounter.increment()
+            latencyHistogram.recordNanoseconds(Int64(max(0, now.timeIntervalSince(push.entryAt)) * 1_000_000_000))
             return .init(pushID: push.pushID, state: "delivered")
         case .deadDevice(let reason), .refused(let reason):
             failed(reason)
