@@ -22,7 +22,8 @@ import Synchronization
 ///    from the walk's commit (the command returning) to the double's 200, p50/p99.
 /// 2. Throughput: `--burst` walks committed with delivery paused, then delivery started; pushes
 ///    per second until the last 200.
-/// 3. Reference: `h2load -c 1 -m 200` posting the same kind of push to the double.
+/// 3. Reference: `h2load -c 1 -m 200` posting the same pushes to the double: the same body,
+///    the same headers (a collapse id and an expiry included), to the same devices in turn.
 /// 2 and 3 alternate for `--rounds`; the medians are compared.
 struct BenchPushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,6 +38,12 @@ struct BenchPushCommand: AsyncParsableCommand {
     @Option(help: "sender/addressee pairs") var pairs = 200
     @Option(help: "alternating rounds of backlog delivery and h2load") var rounds = 3
     @Option(help: "rows each delivery loop claims at once (SNIFFMEET_PUSH_CONCURRENCY)") var concurrency = 200
+
+    func validate() throws {
+        guard rate > 0, seconds > 0, burst > 0, pairs > 0, rounds > 0, concurrency > 0 else {
+            throw ValidationError("--rate, --seconds, --burst, --pairs, --rounds and --concurrency must be positive")
+        }
+    }
 
     func run() async throws {
         let logger = Logger(label: "sniffmeet.bench")
@@ -192,7 +199,9 @@ struct BenchPushCommand: AsyncParsableCommand {
             _ = try? await burstTask.value
             rates.append(Double(delivered) / burstSeconds)
             double.reset()
-            references.append(try h2load(double: double, key: key, folder: folder, streams: 200, requests: max(20_000, queued)))
+            references.append(
+                try h2load(double: double, key: key, folder: folder, streams: 200, requests: max(20_000, queued), devices: pairs)
+            )
             print(
                 String(
                     format: "round %d: %.0f pushes/s, h2load %.0f/s (%.2fx)",
@@ -302,7 +311,14 @@ struct BenchPushCommand: AsyncParsableCommand {
     }
 
     /// Requests per second `h2load` gets from the double through one connection.
-    private func h2load(double: APNsDouble, key: P256.Signing.PrivateKey, folder: URL, streams: Int, requests: Int) throws -> Double {
+    private func h2load(
+        double: APNsDouble,
+        key: P256.Signing.PrivateKey,
+        folder: URL,
+        streams: Int,
+        requests: Int,
+        devices: Int
+    ) throws -> Double {
         let settings = APNsSettings(
             keyPEM: key.pemRepresentation,
             keyID: "BENCHKEY01",
@@ -318,11 +334,20 @@ struct BenchPushCommand: AsyncParsableCommand {
         ).write(to: body)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // The same work as a delivery: a push to each of the bench's devices in turn, with the
+        // headers every push carries.
+        let uris = folder.appendingPathComponent("uris.txt")
+        try (1...devices).map { "\(double.url)/3/device/\(String(format: "%064x", $0))\n" }.joined().write(
+            to: uris,
+            atomically: true,
+            encoding: .utf8
+        )
         process.arguments = [
             "h2load", "-n", "\(requests)", "-c", "1", "-m", "\(streams)", "-d", body.path,
             "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: app.sniffmeet.bench", "-H", "apns-push-type: alert",
-            "-H", "apns-priority: 10", "-H", "apns-expiration: 0", "-H", "content-type: application/json",
-            "\(double.url)/3/device/\(String(format: "%064x", 1))",
+            "-H", "apns-priority: 10", "-H", "apns-collapse-id: \(UUID().uuidString.lowercased())",
+            "-H", "apns-expiration: \(Int(Date().timeIntervalSince1970) + 600)", "-H", "content-type: application/json",
+            "-i", uris.path,
         ]
         let output = Pipe()
         process.standardOutput = output
