@@ -89,6 +89,8 @@ public final class APNsDouble: Sendable {
         var statuses: [Int: Int] = [:]
         var refusals: [String] = []
         var jwtsSeen: Set<String> = []
+        /// How long each answer takes.
+        var answerDelay: TimeAmount = .zero
         /// Provider tokens whose signature checked out, with their `iat` (as APNs, it checks a
         /// token's signature once, not on every push that carries it).
         var verifiedJWTs: [String: Double] = [:]
@@ -166,6 +168,12 @@ public final class APNsDouble: Sendable {
     /// Every push to `deviceToken` gets `answer` (e.g. `.unregistered` for an app deleted from the phone).
     public func answerAlways(_ deviceToken: String, _ answer: Answer) {
         state.withLock { $0.always[deviceToken.lowercased()] = answer }
+    }
+
+    /// Every answer from now on leaves `delay` after its request arrived (a slow APNs: pushes
+    /// stay in flight).
+    public func answerAfter(_ delay: TimeAmount) {
+        state.withLock { $0.answerDelay = delay }
     }
 
     /// The provider token of the next request is answered `403 ExpiredProviderToken`, and so is
@@ -335,7 +343,14 @@ private final class StreamHandler: ChannelInboundHandler {
         } else {
             headers.add(name: "content-length", value: "0")
         }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http2, status: status, headers: headers))), promise: nil)
+        let answer = HTTPResponseHead(version: .http2, status: status, headers: headers)
+        let delay = double.state.withLock { $0.answerDelay }
+        guard delay > .zero else { return write(answer, payload, context) }
+        context.eventLoop.assumeIsolated().scheduleTask(in: delay) { self.write(answer, payload, context) }
+    }
+
+    private func write(_ head: HTTPResponseHead, _ payload: ByteBuffer?, _ context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let payload { context.write(wrapOutboundOut(.body(.byteBuffer(payload))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
