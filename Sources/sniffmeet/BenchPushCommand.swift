@@ -159,6 +159,7 @@ struct BenchPushCommand: AsyncParsableCommand {
                 try $0.execute("SELECT count(*) FROM push_outbox WHERE state = 'pending'").first!.int(0)
             }
             let burstStart = Date()
+            let cpuBefore = CPUTimes.now()
             let registry = PrometheusCollectorRegistry()
             let burstDelivery = try PushDelivery(
                 settings: settings,
@@ -176,6 +177,7 @@ struct BenchPushCommand: AsyncParsableCommand {
             // For `perf report --time`: perf stamps samples with CLOCK_MONOTONIC.
             print(String(format: "delivery ran from %.3f to %.3f (CLOCK_MONOTONIC)", monotonicNow - burstSeconds, monotonicNow))
             let delivered = double.deliveries.count
+            print("  CPU per push: \(CPUTimes.now().since(cpuBefore).perItem(delivered))")
             var text: [UInt8] = []
             registry.emit(into: &text)
             for line in String(decoding: text, as: UTF8.self).split(separator: "\n")
@@ -351,9 +353,14 @@ struct BenchPushCommand: AsyncParsableCommand {
         ]
         let output = Pipe()
         process.standardOutput = output
+        let cpuBefore = CPUTimes.now()
+        let childrenBefore = childrenCPU
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        var cpu = CPUTimes.now()
+        cpu.seconds["h2load", default: 0] += childrenCPU - childrenBefore
+        print("  CPU per request with h2load: \(cpu.since(cpuBefore).perItem(requests))")
         // "finished in 1.23s, 16260.16 req/s, …" and "requests: … 20000 succeeded"
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
             let rate = line.split(separator: ",").dropFirst().first?.trimmingCharacters(in: .whitespaces).split(separator: " ").first,
@@ -369,6 +376,13 @@ struct BenchPushCommand: AsyncParsableCommand {
 /// When each walk of the latency run committed.
 final class CommitTimes: Sendable {
     let times = Mutex<[UUID: Date]>([:])
+}
+
+/// Seconds of CPU used by the children this process has waited for (h2load).
+var childrenCPU: Double {
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 /// Seconds of CLOCK_MONOTONIC, the clock of `perf` samples.
