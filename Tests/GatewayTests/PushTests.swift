@@ -207,6 +207,40 @@ final class PushTests: XCTestCase {
         try await double.stop()
     }
 
+    func testAPushUnansweredPastItsDeadlineIsGivenUpAndSentAgainLater() async throws {
+        let setup = try await setUp("push_timeout")
+        let double = setup.double
+        try await setup.fixture.run { client in
+            let ana = try await client.signUp("Ana")
+            let ben = try await client.signUp("Ben")
+            let benDevice = Self.deviceToken(0xB1)
+            try await Self.register(client, ben.token, benDevice, locale: "en")
+            // The lease is 5 s, so a batch waits 3.5 s for its answers; this APNs takes 8.
+            double.answerAfter(.seconds(8))
+            try await client.makeMates(ana, ben)  // Ben's mate_requested
+
+            var status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
+            for _ in 0..<200 where status.json["retrying"] as? Int != 1 {
+                try await Task.sleep(for: .milliseconds(50))
+                status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
+            }
+            XCTAssertEqual(status.json["retrying"] as? Int, 1, "the unanswered push was not given up at its deadline: \(status.text)")
+            let reasons = (status.json["failure_reasons"] as? [[String: Any]])?.compactMap { $0["reason"] as? String }
+            XCTAssertEqual(reasons, ["timeout"], status.text)
+
+            // APNs answers promptly again: the retry goes through.
+            double.answerAfter(.zero)
+            try await Self.eventually("the retried push answered") { double.deliveries.contains { $0.deviceToken == benDevice } }
+            for _ in 0..<100 where status.json["delivered"] as? Int != 1 {
+                try await Task.sleep(for: .milliseconds(50))
+                status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
+            }
+            XCTAssertEqual(status.json["delivered"] as? Int, 1, status.text)
+            XCTAssertEqual(status.json["retrying"] as? Int, 0, status.text)
+        }
+        try await double.stop()
+    }
+
     func testASignedOutDeviceGetsNothingAndADeletedAccountsPendingPushesAreDropped() async throws {
         let setup = try await setUp("push_gone")
         let double = setup.double
