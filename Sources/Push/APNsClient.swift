@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-import NIOPosix
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 
 /// What APNs said about one push, as Apple documents its answers.
