@@ -89,7 +89,7 @@ struct BenchPushCommand: AsyncParsableCommand {
             logger: logger,
             idle: .milliseconds(5)
         )
-        let before = double.deliveries.count
+        let before = double.deliveryCount
 
         // 1. Latency at a steady rate.
         let committed = CommitTimes()
@@ -132,6 +132,9 @@ struct BenchPushCommand: AsyncParsableCommand {
         // Until every walk's push has come (the mate requests' pushes of the set-up do not count).
         repeat {
             try await Task.sleep(for: .milliseconds(20))
+            // Counting is cheap; reading every delivery's JSON while the last pushes are still on
+            // their way would take the CPU they need.
+            guard double.deliveryCount - before >= commits.count else { continue }
             latencies = []
             for delivery in double.deliveries.dropFirst(before) {
                 guard let walk = ((delivery.json["notification"] as? [String: Any])?["walk_id"] as? String).flatMap(UUID.init(uuidString:)),
@@ -170,7 +173,7 @@ struct BenchPushCommand: AsyncParsableCommand {
                 idle: .milliseconds(5)
             )
             let burstTask = Task { try await burstDelivery.run() }
-            while double.deliveries.count < queued, Date().timeIntervalSince(burstStart) < 300 {
+            while double.deliveryCount < queued, Date().timeIntervalSince(burstStart) < 300 {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let burstSeconds = (double.deliveries.last?.receivedAt ?? Date()).timeIntervalSince(burstStart)
