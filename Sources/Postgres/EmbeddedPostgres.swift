@@ -132,7 +132,8 @@ public final class EmbeddedPostgres: Sendable {
                 ]
             )
             // The socket folder is named by `-k` at every start (so it moves with the data
-            // folder), not here.
+            // folder), not here. The file ends with a newline, so an operator's line appended to
+            // it stays a line of its own (without it, the next setting ran into `256MB`).
             let settings = """
 
                 # Added by sniffmeet: private socket only, no TCP.
@@ -140,6 +141,7 @@ public final class EmbeddedPostgres: Sendable {
                 unix_socket_permissions = 0700
                 max_connections = \(options.maxConnections)
                 shared_buffers = 256MB
+
                 """
             let conf = options.dataDirectory + "/postgresql.conf"
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: conf))
