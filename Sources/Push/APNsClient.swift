@@ -61,13 +61,6 @@ public final class APNsClient: Sendable {
         try await group.shutdownGracefully()
     }
 
-    /// Sends one push; never throws (every failure is an outcome).
-    public func send(_ push: OutgoingPush, deadline: NIODeadline = .now() + .seconds(30)) async -> APNsOutcome {
-        let answers = AnswerCollector(count: 1, every: 1)
-        send([push], deadline: deadline, answered: answers.add)
-        return await answers.next()?.first?.outcome ?? .retry(reason: "transport")
-    }
-
     /// Sends every push of `pushes` at once; never throws (every failure is an outcome).
     /// `answered(index, outcome)` is called on the connection's event loop as each answer comes;
     /// what is unanswered at `deadline` is given up as a timeout, so that a claim's lease is not
