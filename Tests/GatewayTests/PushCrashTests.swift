@@ -11,10 +11,7 @@ import XCTest
 /// a lease and nothing goes twice.
 final class PushCrashTests: XCTestCase {
     func testKillNineWhilePushesAreInFlightLosesNoneAndCountsDuplicates() async throws {
-        let key = P256.Signing.PrivateKey()
-        let double = try await APNsDouble.start(
-            .init(topic: PushTests.topic, keyID: PushTests.keyID, teamID: PushTests.teamID, publicKey: key.publicKey)
-        )
+        let (double, key) = try await PushTests.startDouble()
         let environment = try Self.serveEnvironment(double: double, key: key)
         // This process only takes the commands; the serve process projects and pushes.
         let fixture = try GatewayFixture("push_crash", background: [])
@@ -110,10 +107,7 @@ final class PushCrashTests: XCTestCase {
     }
 
     func testAStoppingServeRecordsEveryPushItClaimedBeforeItExits() async throws {
-        let key = P256.Signing.PrivateKey()
-        let double = try await APNsDouble.start(
-            .init(topic: PushTests.topic, keyID: PushTests.keyID, teamID: PushTests.teamID, publicKey: key.publicKey)
-        )
+        let (double, key) = try await PushTests.startDouble()
         // A slow APNs: four loops of 50, each answer 2 s after its request, so that batches are
         // in flight when the stop comes.
         double.answerAfter(.seconds(2))

@@ -20,10 +20,7 @@ final class PushTests: XCTestCase {
     }
 
     func setUp(_ label: String, walkTTL: TimeInterval = 60) async throws -> Setup {
-        let key = P256.Signing.PrivateKey()
-        let double = try await APNsDouble.start(
-            .init(topic: Self.topic, keyID: Self.keyID, teamID: Self.teamID, publicKey: key.publicKey)
-        )
+        let (double, key) = try await Self.startDouble()
         let ca = FileManager.default.temporaryDirectory.appendingPathComponent("apns-double-\(UUID().uuidString).pem")
         try APNsDouble.certificatePEM.write(to: ca, atomically: true, encoding: .utf8)
         var settings = APNsSettings(
@@ -40,6 +37,13 @@ final class PushTests: XCTestCase {
             $0.walkTTL = walkTTL
         }
         return Setup(double: double, fixture: fixture)
+    }
+
+    /// A double expecting this app's topic, key id and team, and the key the server signs with.
+    static func startDouble() async throws -> (APNsDouble, P256.Signing.PrivateKey) {
+        let key = P256.Signing.PrivateKey()
+        let double = try await APNsDouble.start(.init(topic: topic, keyID: keyID, teamID: teamID, publicKey: key.publicKey))
+        return (double, key)
     }
 
     static func deviceToken(_ seed: Int) -> String { String(format: "%064x", seed) }
