@@ -357,12 +357,12 @@ struct BenchPushCommand: AsyncParsableCommand {
         let output = Pipe()
         process.standardOutput = output
         let cpuBefore = CPUTimes.now()
-        let childrenBefore = childrenCPU
+        let childrenBefore = CPUTimes.waitedChildren
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         var cpu = CPUTimes.now()
-        cpu.seconds["h2load", default: 0] += childrenCPU - childrenBefore
+        cpu.seconds["h2load", default: 0] += CPUTimes.waitedChildren - childrenBefore
         print("  CPU per request with h2load: \(cpu.since(cpuBefore).perItem(requests))")
         // "finished in 1.23s, 16260.16 req/s, …" and "requests: … 20000 succeeded"
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
@@ -379,13 +379,6 @@ struct BenchPushCommand: AsyncParsableCommand {
 /// When each walk of the latency run committed.
 final class CommitTimes: Sendable {
     let times = Mutex<[UUID: Date]>([:])
-}
-
-/// Seconds of CPU used by the children this process has waited for (h2load).
-var childrenCPU: Double {
-    var usage = rusage()
-    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 /// Seconds of CLOCK_MONOTONIC, the clock of `perf` samples.

@@ -23,6 +23,14 @@ struct CPUTimes {
         return CPUTimes(seconds: seconds)
     }
 
+    /// Seconds of CPU used by the child processes this process has waited for (h2load): gone
+    /// from `/proc` once they exit, they are counted here.
+    static var waitedChildren: Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
     /// What was spent since `earlier`, by name, largest first.
     func since(_ earlier: CPUTimes) -> [(name: String, seconds: Double)] {
         seconds.map { (name: $0.key, seconds: $0.value - (earlier.seconds[$0.key] ?? 0)) }
