@@ -61,6 +61,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Walk routes: cleaning, ellipsoidal distance, figures, simplification, polylines, privacy
+        // cuts, GPX; pure, no dependencies.
+        .target(name: "WalkRoutes"),
+        .testTarget(name: "WalkRoutesTests", dependencies: ["WalkRoutes"]),
         // The rules of the app: plain values and functions, no I/O.
         .target(name: "Domain", dependencies: ["CivilTime", "UUIDText"]),
         // The log's edge for personal data: per-user data keys, sealing and opening events,
