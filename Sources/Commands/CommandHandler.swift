@@ -234,6 +234,7 @@ public struct CommandHandler: Sendable {
     /// can be in it yet, and the append's condition (version 0) says so if it were.
     static func mints(_ command: Command, _ stream: StreamName) -> Bool {
         if case .sendWalk(let walkID, _, _, _, _, _, _) = command { return stream == .walk(walkID) }
+        if case .recordWalkLog(let walkLogID, _, _, _, _) = command { return stream == .walkLog(walkLogID) }
         return false
     }
 
@@ -249,6 +250,8 @@ public struct CommandHandler: Sendable {
         case .registerUser, .updateProfile, .dismissNotification, .deleteAccount, .clearNotifications, .block, .unblock, .report,
             .resolveReport, .suspendUser, .unsuspendUser:
             return []
+        case .recordWalkLog(_, let owner, _, _, _): return [owner]
+        case .changeWalkLogVisibility(_, let by, _), .deleteWalkLog(_, let by): return [by]
         }
     }
 

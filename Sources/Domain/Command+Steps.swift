@@ -146,6 +146,30 @@ extension Command {
 
         case .unsuspendUser(let userID):
             return [.step(UserDecider.self, on: .user(userID), .unsuspend(userID: userID))]
+
+        case .recordWalkLog(let walkLogID, let owner, let walkID, let figures, let visibility):
+            let record = Step.step(
+                WalkLogDecider.self,
+                on: .walkLog(walkLogID),
+                .record(walkLogID: walkLogID, owner: owner, walkID: walkID, figures: figures, visibility: visibility)
+            )
+            guard let walkID else { return [record] }
+            // Only an accepted walk of the owner's, checked after the log's own rules. The walk
+            // stream is read, never written.
+            return [
+                record,
+                .check(WalkDecider.self, on: .walk(walkID)) { walk throws(DomainError) in
+                    guard walk.status == .accepted, walk.from == owner || walk.to == owner else {
+                        throw .validationFailed(field: "walk_id", reason: "must be an accepted walk of yours")
+                    }
+                },
+            ]
+
+        case .changeWalkLogVisibility(let walkLogID, let by, let visibility):
+            return [.step(WalkLogDecider.self, on: .walkLog(walkLogID), .changeVisibility(by: by, visibility: visibility))]
+
+        case .deleteWalkLog(let walkLogID, let by):
+            return [.step(WalkLogDecider.self, on: .walkLog(walkLogID), .delete(by: by))]
         }
     }
 

@@ -53,6 +53,13 @@ public enum Command: Sendable, Equatable {
     case suspendUser(userID: UUID, reason: String, partners: [UUID], walks: [UUID])
     /// An operator lifts a suspension.
     case unsuspendUser(userID: UUID)
+    /// Record a walk the server measured (its route stored beside the append, outside the log),
+    /// optionally tied to an accepted walk request of the owner.
+    case recordWalkLog(walkLogID: UUID, owner: UUID, walkID: UUID?, figures: WalkLogFigures, visibility: WalkLogVisibility)
+    /// The owner changes who sees a walk log.
+    case changeWalkLogVisibility(walkLogID: UUID, by: UUID, visibility: WalkLogVisibility)
+    /// The owner deletes a walk log (its route's key and row go in the same transaction).
+    case deleteWalkLog(walkLogID: UUID, by: UUID)
 
     /// The command's name, for metadata and logs.
     public var name: String {
@@ -77,6 +84,9 @@ public enum Command: Sendable, Equatable {
         case .resolveReport: "ResolveReport"
         case .suspendUser: "SuspendUser"
         case .unsuspendUser: "UnsuspendUser"
+        case .recordWalkLog: "RecordWalkLog"
+        case .changeWalkLogVisibility: "ChangeWalkLogVisibility"
+        case .deleteWalkLog: "DeleteWalkLog"
         }
     }
 }

@@ -54,6 +54,9 @@ extension Event {
             case .walkRequested(let p): return try p.handwrittenJSON(part) ?? encoder.encode(p)
             case .walkAccepted(let p), .walkDeclined(let p), .walkCancelled(let p), .walkExpired(let p):
                 return try encoder.encode(p)
+            case .walkLogged(let p): return try encoder.encode(p)
+            case .walkLogVisibilityChanged(let p): return try encoder.encode(p)
+            case .walkLogDeleted(let p): return try encoder.encode(p)
             case .erased(let e): preconditionFailure("an erased \(e.typeName) event is never written")
             }
         } catch {
@@ -112,6 +115,9 @@ extension Event {
         case "user_unsuspended": return .userUnsuspended(try payload(UserMoment.self))
         case "user_blocked": return .userBlocked(try payload(BlockUpdate.self))
         case "user_unblocked": return .userUnblocked(try payload(BlockUpdate.self))
+        case "walk_logged": return .walkLogged(try payload(WalkLogged.self))
+        case "walk_log_visibility_changed": return .walkLogVisibilityChanged(try payload(WalkLogVisibilityChanged.self))
+        case "walk_log_deleted": return .walkLogDeleted(try payload(WalkLogDeleted.self))
         default: throw EventDecodingError.unknownType(typeName)
         }
     }

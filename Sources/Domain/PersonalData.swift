@@ -40,6 +40,7 @@ extension Event {
     public static let personalTypeNames: Set<String> = [
         "user_registered", "profile_updated", "device_token_set", "nickname_reserved", "nickname_released", "walk_requested",
         "user_reported", "user_suspended",
+        "walk_logged",
     ]
 
     /// The user whose personal data this event carries, or `nil` when it carries none. A walk's
@@ -55,6 +56,8 @@ extension Event {
         // A report's note is the reporter's words; without a note it carries nothing personal.
         case .userReported(let e): e.note == nil ? nil : e.reporter
         case .userSuspended(let e): e.userID
+        // A walk log's figures and route digest belong to its owner.
+        case .walkLogged(let e): e.owner
         default: nil
         }
     }
@@ -79,6 +82,9 @@ extension Event {
         case .reportResolved(let e): [e.reported]
         case .userSuspended(let e): [e.userID]
         case .userBlocked(let e), .userUnblocked(let e): [e.by, e.blocked]
+        case .walkLogged(let e): [e.owner]
+        case .walkLogVisibilityChanged(let e): [e.owner]
+        case .walkLogDeleted(let e): [e.owner]
         case .erased(let e): [e.owner]
         }
     }

@@ -23,6 +23,9 @@ import Foundation
 ///   `Command.steps(loaded:)`, `.block`, also cancels the walks between them. Reports (only about
 ///   someone met), their resolution and suspensions: `UserDecider` on the reported user's stream;
 ///   a suspension withdraws pending requests and walks in the same append.
+/// - Walk logs (recording, visibility, deleting): `WalkLogDecider` on `walklog-<uuid>`; that a
+///   log's `walk_id` is an accepted walk of its owner is checked against the walk stream, read but
+///   not written (`Command.steps(loaded:)`, `.recordWalkLog`).
 /// - Every refusal is a `DomainError` with the API's stable code.
 ///
 /// Each stream kind has a `Decider` (`initial`, `evolve`, `decide`); `Command.steps(loaded:)` says
@@ -54,6 +57,7 @@ public enum SniffMeet {
         case .nickname: .nickname(NicknameDecider.initial)
         case .mates: .mates(MatesDecider.initial)
         case .walk: .walk(WalkDecider.initial)
+        case .walkLog: .walkLog(WalkLogDecider.initial)
         }
     }
 
@@ -64,6 +68,7 @@ public enum SniffMeet {
         case .nickname(let s): .nickname(NicknameDecider.evolve(s, event))
         case .mates(let s): .mates(MatesDecider.evolve(s, event))
         case .walk(let s): .walk(WalkDecider.evolve(s, event))
+        case .walkLog(let s): .walkLog(WalkLogDecider.evolve(s, event))
         }
     }
 

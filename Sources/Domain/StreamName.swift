@@ -10,6 +10,7 @@ public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The kinds of stream, one per aggregate.
     public enum Kind: String, Sendable, CaseIterable {
         case user, nickname, mates, walk
+        case walkLog = "walklog"
     }
 
     /// The name as stored in the log.
@@ -49,6 +50,11 @@ public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The stream of one walk request.
     public static func walk(_ id: UUID) -> StreamName {
         StreamName(unchecked: "walk-\(id.lowercasedString)")
+    }
+
+    /// The stream of one walk log (a recorded walk).
+    public static func walkLog(_ id: UUID) -> StreamName {
+        StreamName(unchecked: "walklog-\(id.lowercasedString)")
     }
 
     /// Which aggregate this stream holds.

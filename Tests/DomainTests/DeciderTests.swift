@@ -11,6 +11,9 @@ final class DeciderTests: XCTestCase {
         try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept))
         try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Max")))
         try w.run(.dismissNotification(userID: bob, notificationID: walk1))
+        try w.run(.recordWalkLog(walkLogID: walkLog1, owner: bob, walkID: walk1, figures: figures(), visibility: .mates))
+        try w.run(.changeWalkLogVisibility(walkLogID: walkLog1, by: bob, visibility: .private))
+        try w.run(.deleteWalkLog(walkLogID: walkLog1, by: bob))
         try w.run(.unpair(by: alice, mate: bob))
         XCTAssertEqual(Set(w.log.keys.map(\.kind)), Set(StreamName.Kind.allCases))
         for (stream, events) in w.log {
@@ -27,6 +30,7 @@ final class DeciderTests: XCTestCase {
         XCTAssertEqual(NicknameDecider.initial.embedded, SniffMeet.initialState(of: .nickname("Rex")))
         XCTAssertEqual(MatesDecider.initial.embedded, SniffMeet.initialState(of: .mates(alice, bob)))
         XCTAssertEqual(WalkDecider.initial.embedded, SniffMeet.initialState(of: .walk(walk1)))
+        XCTAssertEqual(WalkLogDecider.initial.embedded, SniffMeet.initialState(of: .walkLog(walkLog1)))
     }
 
     func testStatesGoInAndOutOfStreamStateOfTheirKindOnly() throws {
@@ -66,6 +70,7 @@ final class DeciderTests: XCTestCase {
         case .nickname: NicknameDecider.fold(events).embedded
         case .mates: MatesDecider.fold(events).embedded
         case .walk: WalkDecider.fold(events).embedded
+        case .walkLog: WalkLogDecider.fold(events).embedded
         }
     }
 }

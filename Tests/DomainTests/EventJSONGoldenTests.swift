@@ -11,6 +11,17 @@ final class EventJSONGoldenTests: XCTestCase {
     static let r = "d0000000-0000-4000-8000-000000000001"
     static let w = "e0000000-0000-4000-8000-000000000001"
     static let at = "2027-01-15T08:00:00.000Z"
+    static let l = "f0000000-0000-4000-8000-000000000001"
+    static let digest = String(repeating: "0123456789abcdef", count: 4)
+    static let walkLogFigures = WalkLogFigures(
+        startedAt: t0,
+        endedAt: t0.addingTimeInterval(3_600),
+        elapsedSeconds: 3_600,
+        movingSeconds: 3_100,
+        distanceM: 2_034.5,
+        pointCount: 3_601,
+        routeDigest: digest
+    )
     static let profileJSON =
         #"{"age":3,"dog_name":"Bello","keywords":["friendly","smart"],"neutered":true,"nickname":"Rex","profile_image":null,"sex":"male","size":"medium"}"#
 
@@ -144,11 +155,25 @@ final class EventJSONGoldenTests: XCTestCase {
             .userUnblocked(BlockUpdate(by: bob, blocked: alice, at: t0)),
             #"{"at":"\#(at)","blocked":"\#(a)","by":"\#(b)"}"#
         ),
+        (
+            .walkLogged(
+                WalkLogged(walkLogID: walkLog1, owner: alice, walkID: walk1, figures: walkLogFigures, visibility: .mates, createdAt: t1)
+            ),
+            #"{"created_at":"2027-01-15T08:00:01.500Z","distance_m":2034.5,"elapsed_seconds":3600,"ended_at":"2027-01-15T09:00:00.000Z","moving_seconds":3100,"owner":"\#(a)","point_count":3601,"route_digest":"\#(digest)","started_at":"\#(at)","visibility":"mates","walk_id":"\#(w)","walk_log_id":"\#(l)"}"#
+        ),
+        (
+            .walkLogVisibilityChanged(WalkLogVisibilityChanged(walkLogID: walkLog1, owner: alice, visibility: .private, at: t0)),
+            #"{"at":"\#(at)","owner":"\#(a)","visibility":"private","walk_log_id":"\#(l)"}"#
+        ),
+        (
+            .walkLogDeleted(WalkLogDeleted(walkLogID: walkLog1, owner: alice, at: t0)),
+            #"{"at":"\#(at)","owner":"\#(a)","walk_log_id":"\#(l)"}"#
+        ),
     ]
 
     func testEveryEventTypeHasAGolden() {
         XCTAssertEqual(Self.goldens.map(\.0.typeName), Event.typeNames)
-        XCTAssertEqual(Set(Event.typeNames).count, 24)
+        XCTAssertEqual(Set(Event.typeNames).count, 27)
     }
 
     func testEveryEventTypeEncodesToItsGoldenJSON() {
