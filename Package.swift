@@ -162,6 +162,7 @@ let package = Package(
             name: "Gateway",
             dependencies: [
                 "Postgres", "EventLog", "Domain", "Commands", "Projections", "UUIDText", "PersonalData", "Photos", "Push", "JSONText",
+                "WalkRoutes",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -73,6 +73,10 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     SafetyController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     AdminController(services: services, runner: runner).addRoutes(admin: admin, commands: adminCommands)
     PhotosController(services: services, runner: runner).addRoutes(fetches: router, upload: signedIn, commands: commands)
+    // Walk log uploads are idempotent like every POST, with their own 2 MiB body limit.
+    let walkLogUploads = signedIn.group()
+        .add(middleware: IdempotencyMiddleware(store: services.idempotency, body: BodyReader(limit: WalkLogController.maxUploadBytes)))
+    WalkLogController(services: services, runner: runner).addRoutes(uploads: walkLogUploads, queries: signedIn, commands: commands)
     allowedMethods.load(from: router)
     return router
 }
