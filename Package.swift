@@ -177,7 +177,7 @@ let package = Package(
             name: "GatewayTests",
             dependencies: [
                 "Gateway", "Commands", "Projections", "Postgres", "EventLog", "Domain", "PostgresTesting", "PersonalData", "Photos",
-                "Push", "APNsDouble",
+                "Push", "APNsDouble", "WalkRoutes",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -579,6 +579,90 @@ paths = {
         answers={"200": ok("Projectors.", ref("Projections"))},
         errors={"401": err("Missing or wrong admin token (or none configured).", "unauthorized")})},
 }
+# --- Walk log (API.md "Walk log") -------------------------------------------------------------
+BOUNDS = {"type": ["object", "null"], "required": ["south", "west", "north", "east"],
+          "description": "The box around the route as this reader sees it; null when all of it is hidden.",
+          "properties": {k: {"type": "number"} for k in ("south", "west", "north", "east")}}
+schemas.update({
+    "WalkLog": {"type": "object", "required": ["walk_log_id", "owner", "walk_id", "started_at", "ended_at", "elapsed_seconds",
+                                               "moving_seconds", "distance_m", "route", "bounds", "visibility", "created_at"],
+                "properties": {"walk_log_id": UUID, "owner": ref("Card"), "walk_id": {**UUID, "type": ["string", "null"]},
+                               "started_at": TIME, "ended_at": TIME, "elapsed_seconds": {"type": "integer", "minimum": 0},
+                               "moving_seconds": {"type": "integer", "minimum": 0},
+                               "distance_m": {"type": "number", "minimum": 0, "description": "On the WGS84 ellipsoid."},
+                               "route": {"type": "string", "description": "Google encoded polyline (precision 5), simplified; "
+                                         "for everyone but the owner without the first and last 200 m and the owner's privacy zones."},
+                               "bounds": BOUNDS, "visibility": {"type": "string", "enum": ["mates", "private"]},
+                               "created_at": TIME}},
+    "NewWalkLog": {"type": "object", "required": ["points"], "properties": {
+        "walk_id": {**UUID, "description": "An accepted walk of mine."},
+        "visibility": {"type": "string", "enum": ["mates", "private"], "default": "mates"},
+        "points": {"type": "array", "minItems": 2, "maxItems": 20000, "items": {
+            "type": "object", "required": ["time", "latitude", "longitude"],
+            "properties": {"time": TIME, "latitude": {"type": "number", "minimum": -90, "maximum": 90},
+                           "longitude": {"type": "number", "minimum": -180, "maximum": 180},
+                           "accuracy": {"type": "number", "minimum": 0, "description": "Metres; fixes over 50 m are dropped."}}}}}},
+    "WalkLogVisibility": {"type": "object", "required": ["visibility"],
+                          "properties": {"visibility": {"type": "string", "enum": ["mates", "private"]}}},
+    "PrivacyZones": {"type": "object", "required": ["zones"], "properties": {"zones": {"type": "array", "maxItems": 3, "items": {
+        "type": "object", "required": ["latitude", "longitude", "radius_m"],
+        "properties": {"latitude": {"type": "number", "minimum": -90, "maximum": 90},
+                       "longitude": {"type": "number", "minimum": -180, "maximum": 180},
+                       "radius_m": {"type": "number", "minimum": 200, "maximum": 1600}}}}}},
+    "WalkTotals": {"type": "object", "required": ["walks", "distance_m", "moving_seconds"],
+                   "properties": {"week_start": {"type": "string", "format": "date"}, "walks": {"type": "integer"},
+                                  "distance_m": {"type": "number"}, "moving_seconds": {"type": "integer"}}},
+    "WalkStats": {"type": "object", "required": ["time_zone", "this_week", "this_month", "weeks"],
+                  "properties": {"time_zone": {"type": "string"}, "this_week": ref("WalkTotals"), "this_month": ref("WalkTotals"),
+                                 "weeks": {"type": "array", "items": ref("WalkTotals"), "minItems": 12, "maxItems": 12,
+                                           "description": "The last 12 ISO weeks, this one first."}}},
+})
+WALK_LOG_UPLOAD = {"required": True, "description": "JSON, or a GPX 1.1 file (its tracks' points in order; `walk_id` and "
+                   "`visibility` then as query parameters); at most 2 MiB. A GPX file with a DOCTYPE or any entity but the "
+                   "predefined and numeric ones is refused unread.",
+                   "content": {"application/json": {"schema": ref("NewWalkLog")},
+                               "application/gpx+xml": {"schema": {"type": "string"}}}}
+WALK_LOG_ID = idparam("id", "Walk log id")
+paths.update({
+    "/v1/walk-logs": {"post": operation("recordWalkLog", "Record a walk: checked, cleaned and measured by the server.",
+        params=[IDEM, param("walk_id", "query", UUID, "(GPX uploads) An accepted walk of mine."),
+                param("visibility", "query", {"type": "string", "enum": ["mates", "private"]}, "(GPX uploads) Default mates.")],
+        request_body=WALK_LOG_UPLOAD,
+        answers={"201": ok("Recorded; the whole route, as its owner sees it.", ref("WalkLog"), LOGPOS)},
+        errors={"413": err("Body over 2 MiB.", "body_too_large"),
+                "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")})},
+    "/v1/walk-logs/{id}": {
+        "get": operation("getWalkLog", "One walk log: whole to its owner, with privacy applied to a mate.",
+            params=[WALK_LOG_ID, MINPOS], codes_503=READ_503, answers={"200": ok("The walk log.", ref("WalkLog"))},
+            errors={"404": err("No such walk log, or not one I may see.", "not_found")}),
+        "patch": operation("changeWalkLogVisibility", "Change who sees it (the owner).", params=[WALK_LOG_ID, IDEM],
+            request_body=body(ref("WalkLogVisibility")), answers={"200": ok("Changed.", ref("WalkLog"), LOGPOS)},
+            errors={"404": err("No such walk log of mine.", "not_found"),
+                    "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")}),
+        "delete": operation("deleteWalkLog", "Delete it: its route becomes unreadable everywhere in the database.",
+            params=[WALK_LOG_ID], answers={"204": no_content("Deleted.", LOGPOS)},
+            errors={"404": err("No such walk log of mine.", "not_found")})},
+    "/v1/walk-logs/{id}/gpx": {"get": operation("exportWalkLog", "The owner's whole route as GPX 1.1.",
+        params=[WALK_LOG_ID, MINPOS], codes_503=READ_503,
+        answers={"200": {"description": "GPX 1.1.", "content": {"application/gpx+xml": {"schema": {"type": "string"}}}}},
+        errors={"404": err("No such walk log of mine.", "not_found")})},
+    "/v1/me/walk-logs": {"get": operation("listMyWalkLogs", "My walk logs, newest first.", codes_503=READ_503,
+        params=[LIMIT, CURSOR, MINPOS], answers={"200": ok("A page.", listof("WalkLog"))})},
+    "/v1/users/{id}/walk-logs": {"get": operation("listUsersWalkLogs", "A mate's walk logs that I may see, newest first.",
+        codes_503=READ_503, params=[idparam("id", "User id"), LIMIT, CURSOR, MINPOS],
+        answers={"200": ok("A page.", listof("WalkLog"))},
+        errors={"404": err("Not my mate.", "not_found")})},
+    "/v1/me/privacy-zones": {
+        "put": operation("putPrivacyZones", "Replace my privacy zones (0-3, radius 200-1600 m).",
+            request_body=body(ref("PrivacyZones")), answers={"200": ok("My zones.", ref("PrivacyZones"))}),
+        "get": operation("getPrivacyZones", "My privacy zones.", answers={"200": ok("My zones.", ref("PrivacyZones"))})},
+    "/v1/me/walk-stats": {"get": operation("walkStats", "Walks, distance and moving time: this ISO week, this month, the last 12 weeks.",
+        codes_503=READ_503,
+        params=[param("tz", "query", {"type": "string", "maxLength": 64, "default": "UTC"}, "IANA time zone, e.g. Asia/Seoul."),
+                MINPOS],
+        answers={"200": ok("The figures.", ref("WalkStats"))})},
+})
+
 for path, ops in paths.items():
     if path.startswith("/v1/admin/"):
         for o in ops.values(): o["security"] = [{"adminToken": []}]

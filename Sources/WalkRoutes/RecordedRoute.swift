@@ -4,8 +4,10 @@ public enum RouteRefusal: Error, Equatable, Sendable {
     case pointCount
     /// A time that is missing, not RFC 3339, not finite, or earlier than the point before it.
     case time(index: Int)
-    /// A coordinate that is NaN, infinite or outside the globe.
-    case coordinate(index: Int)
+    /// A latitude that is NaN, infinite or outside [-90, 90].
+    case latitude(index: Int)
+    /// A longitude that is NaN, infinite or outside [-180, 180].
+    case longitude(index: Int)
     /// An accuracy that is negative or not finite.
     case accuracy(index: Int)
     /// More than 12 hours from the first point to the last.
@@ -18,7 +20,8 @@ public enum RouteRefusal: Error, Equatable, Sendable {
         switch self {
         case .pointCount, .tooLong, .nothingLeft: "points"
         case .time: "points.time"
-        case .coordinate: "points.latitude"
+        case .latitude: "points.latitude"
+        case .longitude: "points.longitude"
         case .accuracy: "points.accuracy"
         }
     }
@@ -28,7 +31,8 @@ public enum RouteRefusal: Error, Equatable, Sendable {
         switch self {
         case .pointCount: "a walk has 2 to \(RecordedRoute.maximumPoints) points"
         case .time(let i): "point \(i): time missing, malformed or earlier than the point before"
-        case .coordinate(let i): "point \(i): latitude or longitude out of range"
+        case .latitude(let i): "point \(i): latitude must be between -90 and 90"
+        case .longitude(let i): "point \(i): longitude must be between -180 and 180"
         case .accuracy(let i): "point \(i): accuracy must be a non-negative number"
         case .tooLong: "a walk lasts at most 12 hours"
         case .nothingLeft: "fewer than 2 points are left once inaccurate fixes and jumps are dropped"
@@ -51,7 +55,8 @@ public struct RecordedRoute: Sendable, Equatable {
         var previous = -Double.infinity
         for (i, p) in raw.enumerated() {
             guard p.time.isFinite, p.time >= previous else { throw .time(index: i) }
-            guard p.coordinate.isValid else { throw .coordinate(index: i) }
+            guard p.latitude.isFinite, (-90...90).contains(p.latitude) else { throw .latitude(index: i) }
+            guard p.longitude.isFinite, (-180...180).contains(p.longitude) else { throw .longitude(index: i) }
             if let a = p.accuracy, !(a.isFinite && a >= 0) { throw .accuracy(index: i) }
             previous = p.time
         }

@@ -126,6 +126,42 @@ final class AuthorizationTests: XCTestCase {
             let still = try await client.send(.get, "/v1/me/notifications", token: mate.token)
             XCTAssertTrue(still.text.contains(notificationID))
 
+            // Walk logs: the owner's log (visible to mates) is 404 to the outsider on every route,
+            // their own lists show nothing of it, and nothing changes.
+            let walkLog = try await client.record(owner)
+            let walkLogID = try XCTUnwrap(walkLog.json["walk_log_id"] as? String)
+            let walkLogRoute = try XCTUnwrap(walkLog.json["route"] as? String)
+            let afterLog = ["Min-Log-Position": walkLog.header("Log-Position")!]
+            let logEvents = try client.sql("SELECT count(*) FROM events")[0][0]
+            for path in ["/v1/walk-logs/\(walkLogID)", "/v1/walk-logs/\(walkLogID)/gpx", "/v1/users/\(owner.id)/walk-logs"] {
+                let reply = try await client.send(.get, path, token: t, headers: afterLog)
+                XCTAssertError(reply, 404, "not_found")
+                XCTAssertFalse(reply.text.contains(walkLogRoute))
+            }
+            for (method, path, body) in [
+                (HTTPRequest.Method.patch, "/v1/walk-logs/\(walkLogID)", #"{"visibility": "private"}"#),
+                (.delete, "/v1/walk-logs/\(walkLogID)", nil),
+            ] as [(HTTPRequest.Method, String, String?)] {
+                XCTAssertError(try await client.send(method, path, token: t, json: body), 404, "not_found")
+            }
+            for path in ["/v1/me/walk-logs", "/v1/me/privacy-zones", "/v1/me/walk-stats"] {
+                let reply = try await client.send(.get, path, token: t, headers: afterLog)
+                XCTAssertEqual(reply.status, 200, reply.text)
+                XCTAssertFalse(reply.text.contains(walkLogID))
+                XCTAssertFalse(reply.text.contains(walkLogRoute))
+                assertNothingLeaks(reply, path)
+            }
+            let outsidersZones = try await client.send(.put, "/v1/me/privacy-zones", token: t, json: #"{"zones": []}"#)
+            XCTAssertEqual(outsidersZones.status, 200)
+            let outsidersLog = try await client.record(GatewayFixture.User(id: "", token: t))
+            XCTAssertEqual(outsidersLog.status, 201)
+            XCTAssertEqual(
+                try client.sql("SELECT count(*) FROM events")[0][0].flatMap(Int.init),
+                logEvents.flatMap(Int.init).map { $0 + 1 }
+            )
+            let ownersLog = try await client.send(.get, "/v1/walk-logs/\(walkLogID)", token: owner.token, headers: afterLog)
+            XCTAssertEqual(ownersLog.json["visibility"] as? String, "mates", "the outsider changed the owner's log")
+
             // Sessions and devices: the outsider can end no session but their own, sees only
             // their own, and their device token and deletion touch nobody else.
             let ownersSessions = try await client.send(.get, "/v1/me/sessions", token: owner.token)

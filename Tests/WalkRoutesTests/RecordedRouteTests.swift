@@ -36,13 +36,13 @@ final class RecordedRouteTests: XCTestCase {
     func testNaNAndOutOfRangeCoordinatesAreRefused() {
         var points = walk(10)
         points[2].coordinate.latitude = .nan
-        XCTAssertEqual(refusal(points), .coordinate(index: 2))
+        XCTAssertEqual(refusal(points), .latitude(index: 2))
         points = walk(10)
         points[3].coordinate.longitude = 180.5
-        XCTAssertEqual(refusal(points), .coordinate(index: 3))
+        XCTAssertEqual(refusal(points), .longitude(index: 3))
         points = walk(10)
         points[4].coordinate.latitude = -91
-        XCTAssertEqual(refusal(points), .coordinate(index: 4))
+        XCTAssertEqual(refusal(points), .latitude(index: 4))
         points = walk(10)
         points[1].time = .infinity
         XCTAssertEqual(refusal(points), .time(index: 1))
