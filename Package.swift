@@ -106,7 +106,7 @@ let package = Package(
             name: "sniffmeet",
             dependencies: [
                 "Postgres", "EventLog", "Domain", "Commands", "Projections", "Gateway", "Benchmarks", "PersonalData", "Photos",
-                "Push", "APNsDouble",
+                "Push", "APNsDouble", "WalkRoutes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
