@@ -45,6 +45,30 @@ POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
 curl -fsS "$base/v1/walks/$WALK" -H "Authorization: Bearer $MIA" -H "Min-Log-Position: $POS" | field '["status"]'
 curl -fsS "$base/v1/me/mates" -H "Authorization: Bearer $MIA" | field '["items"][0]["nickname"]'
 
+say "After the walk, Mia uploads the route she recorded (GPX, tied to the walk); a home zone hides its ends from Leo"
+python3 - > /tmp/story-walk.gpx <<'PY'
+import math, datetime
+lat0, lon0, r = 37.5444, 127.0374, 300.0
+t0 = datetime.datetime(2026, 11, 25, 8, 0, tzinfo=datetime.timezone.utc)
+print('<?xml version="1.0" encoding="UTF-8"?><gpx version="1.1" creator="story"><trk><trkseg>')
+for s in range(0, 1347):  # a 1,885 m loop at 1.4 m/s, one fix a second
+    a = s * 1.4 / r
+    lat = lat0 + (r - r * math.cos(a)) / 111_000
+    lon = lon0 + r * math.sin(a) / (111_000 * math.cos(math.radians(lat0)))
+    print(f'<trkpt lat="{lat:.6f}" lon="{lon:.6f}"><time>{(t0 + datetime.timedelta(seconds=s)).isoformat().replace("+00:00", "Z")}</time></trkpt>')
+print('</trkseg></trk></gpx>')
+PY
+curl -fsS -o /dev/null -w 'PUT /v1/me/privacy-zones → %{http_code}\n' -X PUT "$base/v1/me/privacy-zones" -H "Authorization: Bearer $MIA" \
+  -H 'Content-Type: application/json' -d '{"zones":[{"latitude":37.5444,"longitude":127.0374,"radius_m":400}]}'
+log=$(curl -fsS -D /tmp/story-headers -X POST "$base/v1/walk-logs?walk_id=$WALK" -H "Authorization: Bearer $MIA" \
+  -H 'Content-Type: application/gpx+xml' --data-binary @/tmp/story-walk.gpx)
+LOG=$(echo "$log" | field '["walk_log_id"]')
+POS=$(grep -i '^log-position:' /tmp/story-headers | tr -d '\r' | cut -d' ' -f2)
+echo "$log" | python3 -c 'import json,sys; d=json.load(sys.stdin); print({k: d[k] for k in ("distance_m","elapsed_seconds","moving_seconds","bounds")})'
+curl -fsS "$base/v1/walk-logs/$LOG" -H "Authorization: Bearer $LEO" -H "Min-Log-Position: $POS" | field '["bounds"]'
+curl -fsS "$base/v1/me/walk-stats?tz=Asia/Seoul" -H "Authorization: Bearer $MIA" -H "Min-Log-Position: $POS" | field '["this_week"]'
+curl -fsS "$base/v1/walk-logs/$LOG/gpx" -H "Authorization: Bearer $MIA" | python3 -c 'import sys; print(sys.stdin.read()[:160])' 
+
 say "Is the nickname 보리 free? (public, as onboarding checks while the owner types)"
 curl -fsS "$base/v1/nicknames/%EB%B3%B4%EB%A6%AC"; echo
 
