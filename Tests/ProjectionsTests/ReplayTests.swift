@@ -59,7 +59,8 @@ final class ReplayTests: XCTestCase {
             try ReadModelChecksum.compute(excluding: ReadModelChecksum.feedColumns, on: Connection(connectionString: target))
         }.value
         XCTAssertEqual(copy, source)
-        XCTAssertTrue(source.values.allSatisfy { !$0.hasPrefix("0:") }, "every table has rows: \(source)")
+        // The synthetic workload records no walk logs (GatewayTests' WalkLogRebuildTests rebuild them).
+        XCTAssertTrue(source.filter { $0.key != "walk_logs" }.values.allSatisfy { !$0.hasPrefix("0:") }, "every table has rows: \(source)")
 
         // A second import is refused: the log is no longer empty.
         do {

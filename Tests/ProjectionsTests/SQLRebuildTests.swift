@@ -32,7 +32,8 @@ final class SQLRebuildTests: XCTestCase {
             )
         }.value
         XCTAssertEqual(inSQL, projected)
-        XCTAssertTrue(projected.values.allSatisfy { !$0.hasPrefix("0:") }, "\(projected)")
+        // The synthetic workload records no walk logs (GatewayTests' WalkLogRebuildTests rebuild them).
+        XCTAssertTrue(projected.filter { $0.key != "walk_logs" }.values.allSatisfy { !$0.hasPrefix("0:") }, "\(projected)")
     }
 }
 
