@@ -4,6 +4,7 @@ import Domain
 import Foundation
 import HTTPTypes
 import Hummingbird
+import PersonalData
 import Postgres
 import Projections
 import UUIDText
@@ -22,6 +23,16 @@ struct WalkLogController {
     static let readModels = ["walk_logs", "profiles", "mates", "walks"]
 
     var store: WalkRouteStore { WalkRouteStore(pool: services.pool, gate: services.gate, keys: runner.handler.sealer.keys) }
+
+    /// Runs a read of routes or zones: an owner erased meanwhile (their rows go with their key)
+    /// is `404`, never a `500`.
+    func readable<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch PersonalDataError.erased {
+            throw APIError.notFound
+        }
+    }
 
     /// `uploads` are signed in and idempotent with the upload's own body limit; `queries` are
     /// signed in; `commands` are signed in and idempotent.
@@ -170,7 +181,10 @@ struct WalkLogController {
         }
         let card = try await runner.cards([logged.owner], known: known)[logged.owner]!
         var points = route
-        if points == nil { points = try await store.route(logged.walkLogID) }
+        if points == nil {
+            let store = self.store
+            points = try await readable { try await store.route(logged.walkLogID) }
+        }
         let f = logged.figures
         return WalkLogJSON(
             walkLogID: logged.walkLogID,
@@ -191,14 +205,19 @@ struct WalkLogController {
     /// owner's privacy zones cut (`zones`, read once per answer). Nil when its route is gone (the
     /// log was deleted after the read model was read).
     func json(_ row: WalkLogRow, viewer: UUID, zones: [PrivacyCircle]?) async throws -> WalkLogJSON? {
-        guard let points = try await store.route(row.walkLogID) else { return nil }
+        let store = self.store
+        guard let points = try await readable({ try await store.route(row.walkLogID) }) else { return nil }
         let coordinates = points.map(\.coordinate)
         let route: DisplayedRoute
         if row.owner.userID == viewer {
             route = DisplayedRoute(whole: coordinates)
         } else {
             let circles: [PrivacyCircle]
-            if let zones { circles = zones } else { circles = try await store.zones(of: row.owner.userID).map(\.circle) }
+            if let zones {
+                circles = zones
+            } else {
+                circles = try await readable { try await store.zones(of: row.owner.userID).map(\.circle) }
+            }
             route = DisplayedRoute(visibleOf: coordinates, hiding: circles)
         }
         return WalkLogJSON(
@@ -234,7 +253,7 @@ struct WalkLogController {
         let id = try context.uuidParameter("id")
         try await services.progress.awaitMinLogPosition(of: request, projectors: Self.readModels)
         guard let row = try await services.gate.run(WalkLogsQueries.walkLog(id, seenBy: user), on: services.pool),
-            row.owner.userID == user, let points = try await store.route(id)
+            row.owner.userID == user, let points = try await readable({ [store] in try await store.route(id) })
         else { throw APIError.notFound }
         let text = GPX.write(points, name: "Walk \(RFC3339.format(row.startedAt.timeIntervalSince1970))")
         var headers = HTTPFields()
@@ -267,7 +286,8 @@ struct WalkLogController {
             WalkLogsQueries.walkLogs(of: owner, seenBy: viewer, after: after, limit: page.limit + 1),
             on: services.pool
         )
-        let zones = owner == viewer ? [] : try await store.zones(of: owner).map(\.circle)
+        let store = self.store
+        let zones = owner == viewer ? [] : try await readable { try await store.zones(of: owner).map(\.circle) }
         let shown = Array(rows.prefix(page.limit))
         var items: [WalkLogJSON] = []
         for row in shown {

@@ -29,12 +29,15 @@ struct WalkRouteStore: Sendable {
 
     static func binding(_ purpose: String, _ id: UUID) -> Data { Data("sniffmeet \(purpose) \(id.lowercasedString)".utf8) }
 
-    /// The owner's data key, read on `connection` (inside its transaction), created if new.
+    /// The owner's data key, read on `connection` (inside its transaction), created if new. An
+    /// erased owner (their account deleted meanwhile) is `PersonalDataError.erased`, which a
+    /// command answers as `401` and a read as `404`.
     func ownerKey(_ owner: UUID, creating: Bool, on connection: Connection) throws -> SymmetricKey {
-        guard case .key(let key) = try keys.entries(for: [owner], creating: creating, on: connection)[owner] else {
-            throw WalkRouteStoreError.unreadable
+        switch try keys.entries(for: [owner], creating: creating, on: connection)[owner] {
+        case .key(let key): return key
+        case .erased: throw PersonalDataError.erased(owner)
+        case nil: throw PersonalDataError.missingKey(owner)
         }
-        return key
     }
 
     /// Stores `plain` (the encoded route) as walk log `id`'s, under a fresh key of its own.

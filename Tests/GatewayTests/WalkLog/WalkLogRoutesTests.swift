@@ -136,6 +136,17 @@ final class WalkLogRoutesTests: XCTestCase {
             let recorded = try await client.sendGPX("/v1/walk-logs?walk_id=\(walkID)&visibility=mates", token: mate.token, gpx: gpx)
             XCTAssertEqual(recorded.status, 201, recorded.text)
             XCTAssertEqual(recorded.json["walk_id"] as? String, walkID)
+            // The other walker of the walk still sees the log once they are no longer mates.
+            let unpaired = try await client.send(.delete, "/v1/me/mates/\(mate.id)", token: owner.token)
+            XCTAssertEqual(unpaired.status, 204, unpaired.text)
+            let walkersView = try await client.send(
+                .get,
+                "/v1/walk-logs/\(recorded.json["walk_log_id"] as! String)",
+                token: owner.token,
+                headers: ["Min-Log-Position": unpaired.header("Log-Position")!]
+            )
+            XCTAssertEqual(walkersView.status, 200, walkersView.text)
+            XCTAssertError(try await client.send(.get, "/v1/users/\(mate.id)/walk-logs", token: owner.token), 404, "not_found")
             XCTAssertEqual(try XCTUnwrap(recorded.json["distance_m"] as? Double), 3_000, accuracy: 3)
             // Someone else's walk, or no walk at all.
             let outsider = try await client.signUp("outsider")
