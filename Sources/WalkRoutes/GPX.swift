@@ -95,7 +95,11 @@ public enum GPX {
         var timeText: [UInt8] = []
         var collectingTime = false
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+            // A UTF-8 byte order mark, which some exporters write, is not text before the root.
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        }
 
         mutating func run() throws(GPXRefusal) -> [TrackPoint] {
             var sawRoot = false

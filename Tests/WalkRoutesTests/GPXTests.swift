@@ -38,6 +38,11 @@ final class GPXTests: XCTestCase {
         )
     }
 
+    func testAByteOrderMarkIsAllowed() throws {
+        let points = try GPX.parse([0xEF, 0xBB, 0xBF] + Array(Self.sample.utf8))
+        XCTAssertEqual(points.count, 3)
+    }
+
     func testWrittenFileReadsBack() throws {
         let points = [
             TrackPoint(time: 1_764_064_800, latitude: 37.5665, longitude: 126.978),
