@@ -4,11 +4,17 @@ import Foundation
 public enum Simplification {
     /// The display tolerance: a few metres, below what a phone's map shows at street zoom.
     public static let defaultTolerance = 3.0
+    /// Distance computations allowed per point before the linear fallback.
+    public static let workBudget = 64
 
     /// The points of `coordinates` that Douglas–Peucker keeps at `tolerance` metres (first and
     /// last always). Distances are taken on a local plane around the route's middle latitude,
     /// which is exact to far better than the tolerance over a walk's extent. Iterative, so a
     /// 20,000-point route needs no deep recursion.
+    ///
+    /// Douglas–Peucker is O(n log n) on real tracks but O(n²) on a crafted zigzag, and every read
+    /// of a route simplifies it: past `workBudget` distance computations per point, the segments
+    /// still open keep every point at least `tolerance` from the last kept one (linear).
     public static func douglasPeucker(_ coordinates: [Coordinate], tolerance: Double = defaultTolerance) -> [Coordinate] {
         guard coordinates.count > 2 else { return coordinates }
         let rad = Double.pi / 180
@@ -23,8 +29,19 @@ public enum Simplification {
         keep[0] = true
         keep[coordinates.count - 1] = true
         var stack = [(0, coordinates.count - 1)]
+        var work = 0
+        let budget = Self.workBudget * coordinates.count
         while let (start, end) = stack.popLast() {
             guard end > start + 1 else { continue }
+            work += end - start - 1
+            if work > budget {
+                var last = start
+                for i in (start + 1)..<end where hypot(xs[i] - xs[last], ys[i] - ys[last]) >= tolerance {
+                    keep[i] = true
+                    last = i
+                }
+                continue
+            }
             var farthest = start
             var farthestDistance = -1.0
             for i in (start + 1)..<end {

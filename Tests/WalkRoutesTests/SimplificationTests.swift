@@ -47,6 +47,18 @@ final class SimplificationTests: XCTestCase {
         XCTAssertLessThan(simplified.count, 100)
     }
 
+    /// A crafted zigzag makes Douglas–Peucker quadratic; the work budget keeps it linear, and
+    /// still keeps every corner farther apart than the tolerance.
+    func testACraftedZigzagStaysCheap() {
+        let route = (0..<20_000).map { east(Double($0), north: Double($0 % 2) * 5) }
+        let started = ContinuousClock.now
+        let simplified = Simplification.douglasPeucker(route, tolerance: 3)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(3))
+        XCTAssertEqual(simplified.first, route.first)
+        XCTAssertEqual(simplified.last, route.last)
+        XCTAssertGreaterThan(simplified.count, 5_000)
+    }
+
     func testBoundsAreTheExtremes() {
         let b = Bounds([
             Coordinate(latitude: 1, longitude: 5), Coordinate(latitude: -2, longitude: 3), Coordinate(latitude: 0, longitude: 7),
