@@ -374,6 +374,9 @@ public struct CommandHandler: Sendable {
             [ids]
         )
         guard result.count > 0 else { return nil }
+        // Found on a retry: its first commit may be on the primary alone (its wait for the
+        // standby cut); answer only once a later write of ours is on the standby.
+        try EventLog.confirmReplicated(on: connection)
         let recorded = try result.rows.map(EventLog.decodeEvent)
         let keys = try sealer.keys(for: recorded, on: connection)
         var events: [(stream: StreamName, event: Event)] = []
