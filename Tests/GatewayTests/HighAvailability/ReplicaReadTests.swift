@@ -83,6 +83,37 @@ final class ReplicaReadTests: XCTestCase {
         }
     }
 
+    func testASignOutReachesAnotherReplicaReadingProcessWithinASecond() async throws {
+        let cluster = try ReplicatedCluster(applyDelay: .milliseconds(300))
+        defer { cluster.stop() }
+        let ownerURL = cluster.url(cluster.primary, user: EmbeddedPostgres.ownerLogin)
+        let first = GatewayFixture(configuration: configuration(cluster), ownerURL: ownerURL)
+        let second = GatewayFixture(configuration: configuration(cluster), ownerURL: ownerURL)
+        try await first.run { here in
+            try await second.run { there in
+                let user = try await ReplicaReadTests.signUp(here, "alice")
+                // The other process knows the session (its cache holds it) and reads on its replica.
+                var known = 0
+                for _ in 0..<100 {
+                    known = try await there.send(.get, "/v1/me", token: user.token).status
+                    if known == 200 { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                XCTAssertEqual(known, 200)
+                let signedOut = try await here.send(.delete, "/v1/me/session", token: user.token)
+                XCTAssertEqual(signedOut.status, 204, signedOut.text)
+                let start = ContinuousClock.now
+                var status = 200
+                while ContinuousClock.now - start < .seconds(1) {
+                    status = try await there.send(.get, "/v1/me", token: user.token).status
+                    if status == 401 { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                XCTAssertEqual(status, 401, "the other process still accepts a signed-out session after 1 s")
+            }
+        }
+    }
+
     /// One client: signs up, then changes its dog's name `rounds` times, reading each write back
     /// with its `Min-Log-Position`. Returns how many of those reads were not the write.
     static func writeThenRead(_ client: GatewayFixture.Client, _ index: Int) async throws -> Int {
