@@ -270,7 +270,9 @@ struct AppendPlan {
     /// Ends a pipelined implicit transaction: lifts statement_timeout, then one more statement,
     /// whose parse and bind stop the timer before the commit at the sync point. A timeout that
     /// cancelled the commit's wait for the synchronous standby would leave it on the primary alone.
-    static let commitWithoutTimeout = [Connection.Statement(Connection.noTimeoutSQL, prepared: true), Connection.Statement("SELECT", prepared: true)]
+    static let commitWithoutTimeout = [
+        Connection.Statement(Connection.noTimeoutSQL, prepared: true), Connection.Statement("SELECT", prepared: true),
+    ]
 
     /// The first run's result of this command, if its events are in the log, and then only once
     /// they are known to be on the synchronous standby (`EventLog.confirmReplicated`).

@@ -37,7 +37,9 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
         )
     )
     if let replicas = services.replicas {
-        router.add(middleware: ReplicaRoutingMiddleware(replicas: replicas, primary: services.pool, exempt: ["/v1/me/notifications/stream"]))
+        router.add(
+            middleware: ReplicaRoutingMiddleware(replicas: replicas, primary: services.pool, exempt: ["/v1/me/notifications/stream"])
+        )
     }
     let signUp = router.group()
         .add(middleware: SignUpBudgetMiddleware(limiter: services.limiter, trustForwardedFor: configuration.trustForwardedFor))

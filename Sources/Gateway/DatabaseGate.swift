@@ -36,7 +36,10 @@ public final class DatabaseGate: Sendable {
     /// Runs `work` on `pool`; when that is the request's replica and the read fails for a passing
     /// reason (replica gone, a recovery conflict), the primary answers it instead, and the
     /// replica is left out until its next good lag check.
-    private static func onReplicaOrPrimary<T: Sendable>(_ pool: ConnectionPool, _ work: (ConnectionPool) async throws -> T) async throws -> T {
+    private static func onReplicaOrPrimary<T: Sendable>(
+        _ pool: ConnectionPool,
+        _ work: (ConnectionPool) async throws -> T
+    ) async throws -> T {
         guard let choice = ReadChoice.current, choice.replicas.pool === pool else { return try await work(pool) }
         do {
             let value = try await work(pool)

@@ -199,7 +199,8 @@ public final class EmbeddedPostgres: Sendable {
     public func startStandby(of primary: EmbeddedPostgres, name: String = "standby", applyDelay: Duration? = nil) throws {
         precondition(Self.isPlainIdentifier(name), "a standby name must be a plain identifier")
         try makePrivateDirectory(options.dataDirectory)
-        let source = "host=\(Self.conninfoQuoted(primary.socketDirectory)) port=5432 user=\(Self.conninfoQuoted(primary.superuser)) application_name=\(name)"
+        let source =
+            "host=\(Self.conninfoQuoted(primary.socketDirectory)) port=5432 user=\(Self.conninfoQuoted(primary.superuser)) application_name=\(name)"
         try run(
             binDirectory + "/pg_basebackup",
             ["-D", options.dataDirectory, "-d", source, "-R", "-X", "stream", "-c", "fast", "--no-sync"]

@@ -68,7 +68,8 @@ final class SyncCommitTests: XCTestCase {
             // The COMMIT waits for the absent standby; its session is ended under it.
             let admin = try? Connection(connectionString: cluster.primary.connectionString())
             for _ in 0..<200 {
-                let waiting = (try? admin?.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'", [pid]))??
+                let waiting =
+                    (try? admin?.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'", [pid]))??
                     .first.flatMap { try? $0.int(0) }
                 if waiting == 1 { break }
                 usleep(20_000)
@@ -78,7 +79,9 @@ final class SyncCommitTests: XCTestCase {
         killer.start()
         XCTAssertThrowsError(
             try connection.transaction { connection in
-                try connection.execute("INSERT INTO replication_fence (id, written_at) VALUES (true, now()) ON CONFLICT (id) DO UPDATE SET written_at = now()")
+                try connection.execute(
+                    "INSERT INTO replication_fence (id, written_at) VALUES (true, now()) ON CONFLICT (id) DO UPDATE SET written_at = now()"
+                )
             }
         ) { error in
             guard case PostgresError.commitUnconfirmed = error else { return XCTFail("\(error)") }

@@ -96,10 +96,17 @@ public final class ReplicaReads: Sendable {
             }
             let lag = lag(inRecovery: state.0, receiving: state.1, received: state.2, replayed: state.3, at: .now)
             good = lag <= maxLag
+            logger.debug(
+                "replica checked",
+                metadata: ["lag": "\(lag)", "received": "\(state.2)", "replayed": "\(state.3)", "receiving": "\(state.1)"]
+            )
             if !good, isUsable { logger.warning("replica left out: lagging", metadata: ["lag": "\(lag)"]) }
         } catch {
             good = false
-            if isUsable { logger.warning("replica left out: lag check failed", metadata: ["error": "\(PostgresError.logSummary(of: error))"]) }
+            logger.debug("replica check failed", metadata: ["error": "\(error)"])
+            if isUsable {
+                logger.warning("replica left out: lag check failed", metadata: ["error": "\(PostgresError.logSummary(of: error))"])
+            }
         }
         if good, !isUsable { logger.info("replica in use") }
         usable.store(good, ordering: .relaxed)

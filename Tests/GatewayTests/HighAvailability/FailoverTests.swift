@@ -76,7 +76,8 @@ final class FailoverTests: XCTestCase {
             var locks = 0
             for _ in 0..<100 {
                 listening = try newPrimary.execute("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").first!.int(0)
-                locks = try newPrimary.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 73362244").first!.int(0)
+                locks = try newPrimary.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 73362244").first!
+                    .int(0)
                 if listening >= 3 && locks > 0 { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
