@@ -219,17 +219,31 @@ public final class EmbeddedPostgres: Sendable {
         try run(binDirectory + "/pg_ctl", ["promote", "-w", "-t", "60", "-D", options.dataDirectory])
     }
 
-    /// Kills the postmaster with SIGKILL, as a crashed machine would stop it, and waits until
-    /// no backend of it is left (they notice their postmaster's death on their own).
+    /// Kills the postmaster and every process under it with SIGKILL at once, as a machine that
+    /// dies would stop them (backends left alive would still answer and even commit).
     public func kill() throws {
         guard let text = try? String(contentsOfFile: options.dataDirectory + "/postmaster.pid", encoding: .utf8),
             let line = text.split(separator: "\n").first, let pid = pid_t(line)
         else { return }
+        let children = Self.children(of: pid)
         _ = Glibc.kill(pid, SIGKILL)
-        // The remaining backends exit within moments; the socket file stays behind (the next
-        // start removes it).
+        for child in children { _ = Glibc.kill(child, SIGKILL) }
         for _ in 0..<100 where Glibc.kill(pid, 0) == 0 { usleep(20_000) }
+        // Clears the stale pid file so that `start` and `isRunning` see a stopped server.
         try? run(binDirectory + "/pg_ctl", ["stop", "-m", "immediate", "-D", options.dataDirectory])
+    }
+
+    /// The processes whose parent is `parent` (field 4 of /proc/PID/stat).
+    private static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.range(of: ") ", options: .backwards)
+            else { return nil }
+            let fields = stat[close.upperBound...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent ? pid : nil
+        }
     }
 
     /// Sets one server setting with `ALTER SYSTEM`-like persistence (`postgresql.auto.conf`) and
