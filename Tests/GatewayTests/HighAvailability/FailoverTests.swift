@@ -86,6 +86,62 @@ final class FailoverTests: XCTestCase {
         }
     }
 
+    /// 16 clients sign up without pause through a primary with a synchronous standby; the
+    /// primary dies mid-stream and the standby is promoted. Every acknowledged sign-up is on the
+    /// new primary, no request got a 500, and writes resume without a restart.
+    func testNoAcknowledgedWriteIsLostWhenThePrimaryDiesUnderLoad() async throws {
+        let cluster = try ReplicatedCluster()
+        defer { cluster.stop() }
+        try cluster.primary.setAndReload("synchronous_standby_names", "standby")
+        var configuration = GatewayConfiguration(port: 0, databaseURL: cluster.multiHostURL(), adminToken: "admin-secret")
+        configuration.rateLimits = .off
+        let fixture = GatewayFixture(configuration: configuration, ownerURL: cluster.multiHostURL(user: EmbeddedPostgres.ownerLogin))
+        try await fixture.run { client in
+            let clock = ContinuousClock()
+            let end = clock.now + .seconds(6)
+            let writers = Task {
+                try await withThrowingTaskGroup(of: (acknowledged: [String], statuses: [Int]).self) { group in
+                    for writer in 0..<16 {
+                        group.addTask {
+                            var acknowledged: [String] = []
+                            var statuses: [Int] = []
+                            var attempt = 0
+                            while clock.now < end, attempt < 9999 {
+                                attempt += 1
+                                let reply = try await Self.signUp(client, "w\(writer)n\(attempt)")
+                                statuses.append(reply.status)
+                                if reply.status == 201, let id = reply.json["user_id"] as? String { acknowledged.append(id) }
+                                if reply.status == 503 { try await Task.sleep(for: .milliseconds(50)) }
+                            }
+                            return (acknowledged, statuses)
+                        }
+                    }
+                    return try await group.reduce(into: (acknowledged: [String](), statuses: [Int]())) {
+                        $0.acknowledged += $1.acknowledged
+                        $0.statuses += $1.statuses
+                    }
+                }
+            }
+            try await Task.sleep(for: .seconds(1))
+            try cluster.primary.kill()
+            try await Task.sleep(for: .milliseconds(500))
+            try cluster.standby.promote()
+            let outcome = try await writers.value
+            XCTAssertFalse(outcome.statuses.contains(500), "a request got a 500")
+            XCTAssertTrue(outcome.statuses.allSatisfy { $0 == 201 || $0 == 503 }, "\(Set(outcome.statuses))")
+            XCTAssertGreaterThan(outcome.statuses.filter { $0 == 503 }.count, 0, "the outage was not seen")
+            // Writes resumed after the promotion.
+            XCTAssertEqual(outcome.statuses.last { $0 != 503 }, 201)
+            let newPrimary = try Connection(connectionString: cluster.url(cluster.standby, user: EmbeddedPostgres.ownerLogin))
+            let stored = Set(
+                try newPrimary.execute("SELECT stream_id FROM events WHERE event_type = 'user_registered'").rows.map { try $0.string(0) }
+            )
+            let missing = outcome.acknowledged.filter { !stored.contains("user-\($0)") }
+            XCTAssertGreaterThan(outcome.acknowledged.count, 16)
+            XCTAssertEqual(missing, [], "acknowledged sign-ups missing on the promoted standby")
+        }
+    }
+
     static func signUp(_ client: GatewayFixture.Client, _ nickname: String) async throws -> GatewayFixture.Reply {
         try await client.send(
             .post,
