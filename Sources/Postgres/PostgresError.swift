@@ -87,6 +87,16 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
         return sqlState?.hasPrefix("22") == true
     }
 
+    /// True when a statement's effect is unknown: the connection broke while it was on its way,
+    /// or its commit is not confirmed (`commitUnconfirmed`). Running it again must be idempotent.
+    public var isOutcomeUnknown: Bool {
+        switch self {
+        case .connectionLost, .commitUnconfirmed: return true
+        case .server(let error): return ["57P01", "57P02"].contains(error.sqlState)
+        default: return false
+        }
+    }
+
     /// True when the failure was about reaching the server rather than the statement itself.
     public var isConnectionProblem: Bool {
         switch self {
