@@ -47,9 +47,6 @@ public final class Connection {
     /// True outside any transaction (an autocommit statement commits by itself).
     public var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
 
-    /// Marks the session as not to be reused (the pool drops it after the current work).
-    public func poison() { isPoisoned = true }
-
     /// Checks without a round trip whether an idle connection was closed by the server
     /// (restart, `pg_terminate_backend`): a closed socket is readable, and consuming it marks
     /// the connection bad.
