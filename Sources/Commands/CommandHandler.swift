@@ -112,12 +112,17 @@ public struct CommandHandler: Sendable {
         return try await log.pool.withConnection { connection in try handler.load(streams, on: connection).states }
     }
 
+    /// Pause before running a command again whose commit's outcome was unknown (a failover
+    /// takes seconds; the retries end with the last error, a 503, when it lasts).
+    static let unknownOutcomePause: Duration = .milliseconds(100)
+
     // MARK: The straight path
 
     private func straight(_ command: Command, metadata: CommandMetadata) async throws -> CommandOutcome {
         var trustCache = true
         var lookForReplay = !metadata.isFirstUse
         var conflicted = ""
+        var unknownOutcome: PostgresError?
         for _ in 0..<maxAttempts {
             let context = DecisionContext(now: clock(), walkTTL: walkTTL)
             var loaded: Loaded
@@ -184,6 +189,13 @@ public struct CommandHandler: Sendable {
                 conflicted = stream
                 trustCache = false
                 continue
+            } catch let error as PostgresError where error.isOutcomeUnknown {
+                // Maybe committed, maybe not: run again with the command id; a replay finds the
+                // first run's events (and answers once the standby has them) or it appends anew.
+                unknownOutcome = error
+                lookForReplay = true
+                try await Task.sleep(for: Self.unknownOutcomePause)
+                continue
             }
             if result.appended.replayed {
                 // A concurrent run of this command id won: answer with its result.
@@ -204,6 +216,7 @@ public struct CommandHandler: Sendable {
             outcome.versions = versions
             return outcome
         }
+        if let unknownOutcome { throw unknownOutcome }
         throw CommandError.tooManyConflicts(stream: conflicted)
     }
 
@@ -288,14 +301,18 @@ public struct CommandHandler: Sendable {
         build: @escaping @Sendable (Connection) throws -> (Command, Data?)
     ) async throws -> CommandOutcome {
         var conflicted = ""
+        var unknownOutcome: PostgresError?
         for _ in 0..<maxAttempts {
             do {
                 let now = clock()
                 let ttl = walkTTL
                 let handler = self
+                let unknown = unknownOutcome != nil
                 let outcome = try await log.pool.withConnection { connection in
                     try connection.transaction { connection in
-                        if !metadata.isFirstUse, let replay = try handler.replay(of: metadata.commandID, on: connection) { return replay }
+                        if !metadata.isFirstUse || unknown, let replay = try handler.replay(of: metadata.commandID, on: connection) {
+                            return replay
+                        }
                         let (command, tokenHash) = try build(connection)
                         let loaded = try handler.load(command, on: connection)
                         let decision: Decision
@@ -363,8 +380,14 @@ public struct CommandHandler: Sendable {
             } catch EventLogError.alreadyAppended {
                 // A concurrent run of this command id won; the next attempt returns its result.
                 continue
+            } catch let error as PostgresError where error.isOutcomeUnknown {
+                // The COMMIT's outcome is unknown: the next attempt looks for this command's events first.
+                unknownOutcome = error
+                try await Task.sleep(for: Self.unknownOutcomePause)
+                continue
             }
         }
+        if let unknownOutcome { throw unknownOutcome }
         throw CommandError.tooManyConflicts(stream: conflicted)
     }
 
@@ -377,6 +400,9 @@ public struct CommandHandler: Sendable {
             [ids]
         )
         guard result.count > 0 else { return nil }
+        // Found on a retry: its first commit may be on the primary alone (its wait for the
+        // standby cut); answer only once a later write of ours is on the standby.
+        try EventLog.confirmReplicated(on: connection)
         let recorded = try result.rows.map(EventLog.decodeEvent)
         let keys = try sealer.keys(for: recorded, on: connection)
         var events: [(stream: StreamName, event: Event)] = []

@@ -223,9 +223,13 @@ struct AppendPlan {
         if needsGenericPlan { statements.append(Connection.Statement(Self.genericPlanSQL, [], prepared: true)) }
         statements.append(Self.lockStatement(lockedStreams))
         statements.append(insertStatement)
+        let insertIndex = statements.count - 1
+        // Alone (an implicit transaction): the commit at the sync point waits for the standby
+        // without statement_timeout (see `Connection.noTimeoutSQL`).
+        if connection.isIdle { statements += Self.commitWithoutTimeout }
         let inserted: QueryResult
         do {
-            inserted = try connection.pipeline(statements).last!
+            inserted = try connection.pipeline(statements)[insertIndex]
         } catch let error as PostgresError {
             throw mapped(error)
         }
@@ -263,13 +267,22 @@ struct AppendPlan {
         return error
     }
 
-    /// The first run's result of this command, if its events are in the log.
+    /// Ends a pipelined implicit transaction: lifts statement_timeout, then one more statement,
+    /// whose parse and bind stop the timer before the commit at the sync point. A timeout that
+    /// cancelled the commit's wait for the synchronous standby would leave it on the primary alone.
+    static let commitWithoutTimeout = [
+        Connection.Statement(Connection.noTimeoutSQL, prepared: true), Connection.Statement("SELECT", prepared: true),
+    ]
+
+    /// The first run's result of this command, if its events are in the log, and then only once
+    /// they are known to be on the synchronous standby (`EventLog.confirmReplicated`).
     func firstRun(on connection: Connection) throws -> AppendResult? {
         let result = try connection.execute(
             "SELECT event_id, transaction_id, position FROM events WHERE event_id = ANY($1)",
             [ids]
         )
         guard result.count == ids.count else { return nil }
+        try EventLog.confirmReplicated(on: connection)
         var byID: [UUID: LogPosition] = [:]
         for row in result.rows { byID[try row.uuid(0)] = LogPosition(transactionID: try row.uint64(1), position: try row.int64(2)) }
         return AppendResult(positions: ids.compactMap { byID[$0] }, eventIDs: ids, replayed: true)
@@ -298,6 +311,16 @@ struct AppendPlan {
 }
 
 extension EventLog {
+    /// Waits until everything committed before now is as durable as a commit of ours: one
+    /// small write whose commit waits for the synchronous standby, whose WAL comes after
+    /// whatever was found. For a command found already in the log on a retry: its first commit
+    /// may have been cut while waiting for the standby (committed on the primary alone), and it
+    /// may be acknowledged only once this write is. Inside the caller's transaction, its commit
+    /// is the one that waits. A cancelled wait throws `commitUnconfirmed`.
+    public static func confirmReplicated(on connection: Connection) throws {
+        try connection.execute("UPDATE replication_fence SET written_at = clock_timestamp() WHERE id", prepared: true)
+    }
+
     /// Announces committed appends to every reader: this process's at once, other processes'
     /// through a (coalesced) NOTIFY after the commit, never inside the appending transaction.
     public func announceCommitted() {

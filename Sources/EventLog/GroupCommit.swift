@@ -115,7 +115,9 @@ final class GroupCommit: Sendable {
         do {
             outcomes = try await pool.withConnection { connection in try Self.together(batch, on: connection) }
         } catch {
-            // Nothing of the batch committed.
+            // Nothing of the batch is acknowledged: it failed (nothing committed), or its commit's
+            // outcome is unknown (connection lost, the wait for the standby cut). Run alone, each
+            // append finds its events or writes them; found ones wait for the standby first.
             outcomes = Array(repeating: nil, count: batch.count)
         }
         for (waiting, outcome) in zip(batch, outcomes) {
@@ -158,7 +160,10 @@ final class GroupCommit: Sendable {
         for waiting in batch {
             for (stream, version) in waiting.reads { asked[stream] = min(asked[stream] ?? version, version) }
         }
-        if !asked.isEmpty { statements.append(EventLog.readStreamsStatement(after: asked)) }
+        // The commit at the sync point waits for the synchronous standby without statement_timeout;
+        // the read (when there is one) is the statement after the setting that stops the timer.
+        statements.append(AppendPlan.commitWithoutTimeout[0])
+        statements.append(asked.isEmpty ? AppendPlan.commitWithoutTimeout[1] : EventLog.readStreamsStatement(after: asked))
         let results = try connection.pipeline(statements, chunkSize: Int.max)
         let read = asked.isEmpty ? [:] : try EventLog.streams(from: results[results.count - 1], asked: asked)
         var outcomes: [GroupAppendResult?] = []

@@ -36,6 +36,11 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
             exempt: ["/v1/me/notifications/stream"]
         )
     )
+    if let replicas = services.replicas {
+        router.add(
+            middleware: ReplicaRoutingMiddleware(replicas: replicas, primary: services.pool, exempt: ["/v1/me/notifications/stream"])
+        )
+    }
     let signUp = router.group()
         .add(middleware: SignUpBudgetMiddleware(limiter: services.limiter, trustForwardedFor: configuration.trustForwardedFor))
         .add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body, handsOutToken: true))
@@ -123,7 +128,24 @@ public func buildApplication(
     if background.contains(.walkExpiry) {
         backgroundServices.append(WalkExpiryService(job: WalkExpiryJob(handler: handler, logger: logger)))
     }
-    let services = GatewayServices(configuration: configuration, pool: pool, log: log, waiter: waiter, feedWaiter: feedWaiter)
+    var services = GatewayServices(configuration: configuration, pool: pool, log: log, waiter: waiter, feedWaiter: feedWaiter)
+    if let readURL = configuration.databaseReadURL {
+        let replicas = ReplicaReads(
+            pool: ConnectionPool(
+                connectionString: ConnectionOptions.withStatementTimeout(
+                    readURL,
+                    milliseconds: Int(statementTimeout.seconds * 1000 + statementTimeout.attoseconds / 1_000_000_000_000_000)
+                ),
+                maxConnections: configuration.maxConnections,
+                acquireTimeout: .seconds(2),
+                logger: logger
+            ),
+            maxLag: configuration.maxReplicaLag,
+            logger: logger
+        )
+        services.replicas = replicas
+        backgroundServices.append(ReplicaMonitorService(replicas: replicas))
+    }
     // Signed-out sessions stop working here the moment another process announces them (the
     // cache is emptied: revocations are rare), and an erased data key leaves memory too.
     let sessionCache = services.sessions.cache

@@ -65,6 +65,12 @@ public struct GatewayConfiguration: Sendable {
     /// Uploads that may wait for a photo worker (one per core) before the answer is `503`
     /// (`SNIFFMEET_PHOTO_QUEUE`, default 8).
     public var photoQueueLimit = 8
+    /// Streaming replicas for the query routes (`DATABASE_READ_URL`, any libpq connection
+    /// string, e.g. several hosts with `target_session_attrs=prefer-standby`); nil: all on the primary.
+    public var databaseReadURL: String?
+    /// A replica lagging more than this is left out until it catches up
+    /// (`SNIFFMEET_MAX_REPLICA_LAG_SECONDS`, default 5).
+    public var maxReplicaLag: Duration = .seconds(5)
 
     public init(
         host: String = "127.0.0.1",
@@ -136,6 +142,10 @@ public struct GatewayConfiguration: Sendable {
         if let count = environment["SNIFFMEET_PHOTO_QUEUE"].flatMap(Int.init), count >= 0 { copy.photoQueueLimit = count }
         if let bytes = environment["SNIFFMEET_MAX_HEADER_BYTES"].flatMap(Int.init), bytes >= 1024 { copy.maxHeaderBytes = bytes }
         if let apns = try APNsSettings.from(environment: environment) { copy.apns = apns }
+        if let url = environment["DATABASE_READ_URL"], !url.isEmpty { copy.databaseReadURL = url }
+        if let seconds = environment["SNIFFMEET_MAX_REPLICA_LAG_SECONDS"].flatMap(Double.init), seconds > 0, seconds <= 86400 {
+            copy.maxReplicaLag = .milliseconds(Int64(seconds * 1000))
+        }
         return copy
     }
 

@@ -10,6 +10,14 @@ extension ProjectionProgress {
         guard let position = LogPosition(text.trimmingCharacters(in: .whitespaces)) else {
             throw APIError.validation("Min-Log-Position", "Min-Log-Position must be a value of a Log-Position header")
         }
+        // Reading on a replica: its own checkpoint rows (they replicate with the read models)
+        // must show the position within the replica's wait; else the primary takes the read.
+        if let choice = ReadChoice.current, choice.isOnReplica {
+            if await choice.replicas.reached(position, projectors: projectors, within: min(choice.replicas.wait, readYourWritesTimeout)) {
+                return
+            }
+            choice.usePrimary()
+        }
         try await waitUntil(position, projectors: projectors, timeout: readYourWritesTimeout)
     }
 }

@@ -11,11 +11,16 @@ import UUIDText
 ///
 /// Lists are newest first with one extra row fetched to know whether a next page exists.
 public struct ReadModels: Sendable {
-    let pool: ConnectionPool
+    /// The primary's pool.
+    let primary: ConnectionPool
     let gate: DatabaseGate
 
+    /// Where a read goes: the request's replica when `ReplicaRoutingMiddleware` chose one (a
+    /// query route with replicas in use), else the primary.
+    var pool: ConnectionPool { ReadChoice.current?.pool ?? primary }
+
     public init(pool: ConnectionPool, gate: DatabaseGate) {
-        self.pool = pool
+        self.primary = pool
         self.gate = gate
     }
 

@@ -14,6 +14,11 @@ public final class Connection {
     let handle: OpaquePointer
     /// Server-side prepared statements of this session, by SQL text.
     private var preparedNames: [String: String] = [:]
+    /// What the notice receiver saw; owned by this connection, read on its thread.
+    private let notices = NoticeLog()
+    /// Set when the session must not be used again although libpq still calls it good: it
+    /// ended up on a read-only server (a demoted primary) or lost a commit's outcome.
+    public private(set) var isPoisoned = false
 
     /// Opens a connection with any libpq connection string or URI; `PG*` environment variables
     /// and `.pgpass` apply as in psql. Blocks.
@@ -27,6 +32,9 @@ public final class Connection {
             throw PostgresError.connectionFailed(message: message)
         }
         self.handle = handle
+        // Warnings arrive as notices, outside any result: the one that matters here is the
+        // server's word that a commit was cut while waiting for the synchronous standby.
+        PQsetNoticeReceiver(handle, noticeReceiver, Unmanaged.passUnretained(notices).toOpaque())
         // Timestamps are parsed as ISO UTC; set it here so no caller depends on server defaults.
         _ = try execute("SELECT set_config('TimeZone', 'UTC', false), set_config('DateStyle', 'ISO', false)")
     }
@@ -34,7 +42,10 @@ public final class Connection {
     deinit { PQfinish(handle) }
 
     /// False once the server went away or the socket broke; such a connection is thrown away.
-    public var isUsable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
+    public var isUsable: Bool { !isPoisoned && PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
+
+    /// True outside any transaction (an autocommit statement commits by itself).
+    public var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
 
     /// Checks without a round trip whether an idle connection was closed by the server
     /// (restart, `pg_terminate_backend`): a closed socket is readable, and consuming it marks
@@ -67,7 +78,9 @@ public final class Connection {
             if let name { return PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
             return PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
         }
-        return try check(result)
+        let checked = try check(result)
+        try checkCommitOutcome()
+        return checked
     }
 
     private func preparedName(_ sql: String, parameterCount: Int) throws -> String {
@@ -81,19 +94,48 @@ public final class Connection {
     /// Runs a trusted multi-statement script (migration files); never for user input.
     public func executeScript(_ sql: String) throws {
         _ = try check(PQexec(handle, sql))
+        try checkCommitOutcome()
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    ///
+    /// The COMMIT runs without `statement_timeout`: a timeout that cancels a commit's wait for
+    /// the synchronous standby leaves it committed on the primary alone, so the wait is left to
+    /// finish (or to be cut, which `commitUnconfirmed` reports).
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
         try execute("BEGIN")
         do {
             let value = try body(self)
-            try execute("COMMIT")
+            try commitWithoutTimeout()
             return value
         } catch {
             if PQstatus(handle) == CONNECTION_OK { _ = try? execute("ROLLBACK") }
             throw error
         }
+    }
+
+    /// `SET LOCAL statement_timeout = 0` then `COMMIT`, in one round trip. A failure here
+    /// leaves the outcome unknown when the connection broke: reported as `commitUnconfirmed`.
+    private func commitWithoutTimeout() throws {
+        do {
+            _ = try pipeline([Statement(Self.noTimeoutSQL), Statement("COMMIT")])
+        } catch let error as PostgresError where error.isConnectionProblem {
+            isPoisoned = true
+            throw PostgresError.commitUnconfirmed(message: "connection lost during COMMIT: \(error.logSummary)")
+        }
+    }
+
+    /// Lifts `statement_timeout` for the rest of the current transaction; a later statement of
+    /// the same transaction (or the COMMIT) then runs, and waits for the standby, without it.
+    public static let noTimeoutSQL = "SELECT set_config('statement_timeout', '0', true)"
+
+    /// Throws `commitUnconfirmed` when the server warned that a commit stopped waiting for the
+    /// synchronous standby since the last check (cancel, timeout, shutdown): it is committed
+    /// here and possibly nowhere else, so it may not be acknowledged as it stands.
+    public func checkCommitOutcome() throws {
+        guard let warning = notices.takeSyncReplicationWarning() else { return }
+        isPoisoned = true
+        throw PostgresError.commitUnconfirmed(message: warning)
     }
 
     // MARK: Pipeline
@@ -140,6 +182,7 @@ public final class Connection {
             case .failure(let error): firstError = firstError ?? error
             }
         }
+        try checkCommitOutcome()
         if let firstError { throw firstError }
         return results
     }
@@ -337,6 +380,7 @@ public final class Connection {
                         .trimmingCharacters(in: .whitespacesAndNewlines) ?? Self.errorMessage(handle)
                 )
             }
+            if Self.poisoningStates.contains(state) { isPoisoned = true }
             return .server(
                 ServerError(
                     sqlState: state,
@@ -349,6 +393,10 @@ public final class Connection {
         }
     }
 
+    /// A read-only server (a primary demoted under us, a standby) and an administrator's
+    /// shutdown or termination: the session is finished for our purposes.
+    static let poisoningStates: Set<String> = [SQLState.readOnlyTransaction, "57P01", "57P02", "57P03"]
+
     private func lostOrProtocol(_ what: String) -> PostgresError {
         if PQstatus(handle) != CONNECTION_OK { return .connectionLost(message: Self.errorMessage(handle)) }
         return .protocolViolation(message: "\(what): \(Self.errorMessage(handle))")
@@ -357,4 +405,32 @@ public final class Connection {
     static func errorMessage(_ handle: OpaquePointer) -> String {
         PQerrorMessage(handle).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown error"
     }
+}
+
+/// Notices of one connection, written by libpq's notice receiver on the connection's thread.
+final class NoticeLog {
+    private var syncReplicationWarning: String?
+
+    func record(severity: String, message: String) {
+        // syncrep.c: "canceling wait for synchronous replication due to user request" and
+        // "canceling the wait for synchronous replication and terminating connection due to
+        // administrator command", each with "The transaction has already committed locally".
+        if severity == "WARNING", message.contains("synchronous replication") { syncReplicationWarning = message }
+    }
+
+    func takeSyncReplicationWarning() -> String? {
+        defer { syncReplicationWarning = nil }
+        return syncReplicationWarning
+    }
+}
+
+/// libpq's notice receiver: a C function, so the log travels as the opaque argument.
+private func noticeReceiver(_ argument: UnsafeMutableRawPointer?, _ result: OpaquePointer?) {
+    guard let argument, let result else { return }
+    let log = Unmanaged<NoticeLog>.fromOpaque(argument).takeUnretainedValue()
+    func field(_ code: Character) -> String {
+        PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) } ?? ""
+    }
+    // "V" is the severity never localized.
+    log.record(severity: field("V"), message: field("M"))
 }

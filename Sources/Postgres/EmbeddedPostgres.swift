@@ -189,6 +189,81 @@ public final class EmbeddedPostgres: Sendable {
         )
     }
 
+    // MARK: Replication (tests of failover and read replicas)
+
+    /// Makes this (not yet created) cluster a streaming standby of `primary` and starts it:
+    /// `pg_basebackup -R` over the primary's private socket as its bootstrap superuser (initdb's
+    /// trust rules admit local replication), so `primary_conninfo` and `standby.signal` are
+    /// written for us. `applyDelay` sets `recovery_min_apply_delay` (a standby that lags on purpose);
+    /// `name` is its `application_name`, the name `synchronous_standby_names` lists.
+    public func startStandby(of primary: EmbeddedPostgres, name: String = "standby", applyDelay: Duration? = nil) throws {
+        precondition(Self.isPlainIdentifier(name), "a standby name must be a plain identifier")
+        try makePrivateDirectory(options.dataDirectory)
+        let source =
+            "host=\(Self.conninfoQuoted(primary.socketDirectory)) port=5432 user=\(Self.conninfoQuoted(primary.superuser)) application_name=\(name)"
+        try run(
+            binDirectory + "/pg_basebackup",
+            ["-D", options.dataDirectory, "-d", source, "-R", "-X", "stream", "-c", "fast", "--no-sync"]
+        )
+        // The copy holds the primary's socket lock file; this server makes its own.
+        try? FileManager.default.removeItem(atPath: socketDirectory)
+        if let applyDelay {
+            let milliseconds = applyDelay.components.seconds * 1000 + applyDelay.components.attoseconds / 1_000_000_000_000_000
+            try append("recovery_min_apply_delay = '\(milliseconds)ms'\n", toFile: "postgresql.auto.conf")
+        }
+        try start()
+    }
+
+    /// Promotes a standby to a primary and waits until it takes writes.
+    public func promote() throws {
+        try run(binDirectory + "/pg_ctl", ["promote", "-w", "-t", "60", "-D", options.dataDirectory])
+    }
+
+    /// Kills the postmaster and every process under it with SIGKILL at once, as a machine that
+    /// dies would stop them (backends left alive would still answer and even commit).
+    public func kill() throws {
+        guard let text = try? String(contentsOfFile: options.dataDirectory + "/postmaster.pid", encoding: .utf8),
+            let line = text.split(separator: "\n").first, let pid = pid_t(line)
+        else { return }
+        let children = Self.children(of: pid)
+        _ = Glibc.kill(pid, SIGKILL)
+        for child in children { _ = Glibc.kill(child, SIGKILL) }
+        for _ in 0..<100 where Glibc.kill(pid, 0) == 0 { usleep(20_000) }
+        // Clears the stale pid file so that `start` and `isRunning` see a stopped server.
+        try? run(binDirectory + "/pg_ctl", ["stop", "-m", "immediate", "-D", options.dataDirectory])
+    }
+
+    /// The processes whose parent is `parent` (field 4 of /proc/PID/stat).
+    private static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.range(of: ") ", options: .backwards)
+            else { return nil }
+            let fields = stat[close.upperBound...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent ? pid : nil
+        }
+    }
+
+    /// Sets one server setting with `ALTER SYSTEM`-like persistence (`postgresql.auto.conf`) and
+    /// reloads: for settings the tests change while the server runs (`synchronous_standby_names`).
+    public func setAndReload(_ name: String, _ value: String) throws {
+        precondition(Self.isPlainIdentifier(name))
+        let connection = try Connection(connectionString: connectionString())
+        try connection.executeScript("ALTER SYSTEM SET \(name) = '\(value.replacingOccurrences(of: "'", with: "''"))'")
+        try connection.execute("SELECT pg_reload_conf()")
+    }
+
+    private func append(_ text: String, toFile name: String) throws {
+        // As root the file belongs to the cluster user; root writes it all the same.
+        let path = options.dataDirectory + "/" + name
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(text.utf8))
+        try handle.close()
+    }
+
     /// The postmaster's options; pg_ctl hands them to a shell, hence the quoting.
     private var serverOptions: String {
         var serverOptions = "-k " + Self.shellQuoted(socketDirectory)

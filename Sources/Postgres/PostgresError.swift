@@ -19,6 +19,10 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
     /// A pipelined statement that never ran because an earlier one of its implicit transaction
     /// failed; running it again is safe.
     case pipelineAborted
+    /// A commit whose outcome is not known to be durable: the connection broke during COMMIT,
+    /// or the server stopped waiting for the synchronous standby (it is committed on the
+    /// primary alone). Never acknowledged as it stands; an idempotent retry settles it.
+    case commitUnconfirmed(message: String)
 
     public var description: String {
         switch self {
@@ -31,6 +35,7 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
         case .protocolViolation(let message): return "unexpected libpq state: \(message)"
         case .invalidParameter(let index, let reason): return "parameter $\(index) \(reason)"
         case .pipelineAborted: return "not run: an earlier statement of the pipeline failed"
+        case .commitUnconfirmed(let message): return "commit not confirmed: \(message)"
         }
     }
 
@@ -53,6 +58,7 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
         case .protocolViolation: return "protocol_violation"
         case .invalidParameter(let index, let reason): return "invalid_parameter index=\(index) \(reason)"
         case .pipelineAborted: return "pipeline_aborted"
+        case .commitUnconfirmed: return "commit_unconfirmed"
         }
     }
 
@@ -68,7 +74,9 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
     public var isTransient: Bool {
         guard case .server(let error) = self else { return isConnectionProblem }
         let state = error.sqlState
+        // 25006: a read-only server, i.e. a primary demoted under a failover.
         return state.hasPrefix("40") || state.hasPrefix("53") || state.hasPrefix("57") || state == "55P03" || state.hasPrefix("08")
+            || state == SQLState.readOnlyTransaction
     }
 
     /// True when the server refused a value (SQLSTATE class 22, data exception: out of range,
@@ -79,10 +87,20 @@ public enum PostgresError: Error, Sendable, CustomStringConvertible {
         return sqlState?.hasPrefix("22") == true
     }
 
+    /// True when a statement's effect is unknown: the connection broke while it was on its way,
+    /// or its commit is not confirmed (`commitUnconfirmed`). Running it again must be idempotent.
+    public var isOutcomeUnknown: Bool {
+        switch self {
+        case .connectionLost, .commitUnconfirmed: return true
+        case .server(let error): return ["57P01", "57P02"].contains(error.sqlState)
+        default: return false
+        }
+    }
+
     /// True when the failure was about reaching the server rather than the statement itself.
     public var isConnectionProblem: Bool {
         switch self {
-        case .connectionFailed, .connectionLost, .poolTimeout, .poolClosed: return true
+        case .connectionFailed, .connectionLost, .poolTimeout, .poolClosed, .commitUnconfirmed: return true
         case .server(let error):
             // Class 08 is connection exceptions; 57P01..57P03 are shutdown/cannot-connect-now.
             return error.sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(error.sqlState)
@@ -114,4 +132,5 @@ public enum SQLState {
     public static let raiseException = "P0001"
     public static let adminShutdown = "57P01"
     public static let queryCanceled = "57014"
+    public static let readOnlyTransaction = "25006"
 }
