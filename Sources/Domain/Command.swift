@@ -53,6 +53,13 @@ public enum Command: Sendable, Equatable {
     case suspendUser(userID: UUID, reason: String, partners: [UUID], walks: [UUID])
     /// An operator lifts a suspension.
     case unsuspendUser(userID: UUID)
+    /// Write to a mate (`messageID` made by the handler); a text, a chat photo, or both.
+    case sendMessage(messageID: UUID, from: UUID, to: UUID, text: String?, photoID: UUID?)
+    /// The sender replaces the text of their message in the conversation with `mate`.
+    case editMessage(messageID: UUID, by: UUID, mate: UUID, text: String)
+    /// The sender unsends their message in the conversation with `mate`, for both of them. The
+    /// log's edge destroys the message's key in the same transaction.
+    case unsendMessage(messageID: UUID, by: UUID, mate: UUID)
 
     /// The command's name, for metadata and logs.
     public var name: String {
@@ -77,6 +84,9 @@ public enum Command: Sendable, Equatable {
         case .resolveReport: "ResolveReport"
         case .suspendUser: "SuspendUser"
         case .unsuspendUser: "UnsuspendUser"
+        case .sendMessage: "SendMessage"
+        case .editMessage: "EditMessage"
+        case .unsendMessage: "UnsendMessage"
         }
     }
 }

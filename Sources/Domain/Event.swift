@@ -33,6 +33,10 @@ public enum Event: Equatable, Sendable {
     case walkDeclined(WalkUpdate)
     case walkCancelled(WalkUpdate)
     case walkExpired(WalkUpdate)
+    // chat-<lo>-<hi>
+    case messageSent(MessageSent)
+    case messageEdited(MessageEdited)
+    case messageUnsent(MessageUnsent)
     // any stream: an event whose personal part belonged to a deleted user (never appended)
     case erased(ErasedEvent)
 
@@ -45,6 +49,7 @@ public enum Event: Equatable, Sendable {
         "notification_dismissed", "user_deleted",
         "notifications_cleared", "user_reported", "report_resolved", "user_suspended", "user_unsuspended",
         "user_blocked", "user_unblocked",
+        "message_sent", "message_edited", "message_unsent",
     ]
 
     /// The stable type name stored in the log's `type` column (snake_case; never renamed).
@@ -74,6 +79,9 @@ public enum Event: Equatable, Sendable {
         case .userUnsuspended: "user_unsuspended"
         case .userBlocked: "user_blocked"
         case .userUnblocked: "user_unblocked"
+        case .messageSent: "message_sent"
+        case .messageEdited: "message_edited"
+        case .messageUnsent: "message_unsent"
         case .erased(let e): e.typeName
         }
     }

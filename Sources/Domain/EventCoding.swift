@@ -54,6 +54,9 @@ extension Event {
             case .walkRequested(let p): return try p.handwrittenJSON(part) ?? encoder.encode(p)
             case .walkAccepted(let p), .walkDeclined(let p), .walkCancelled(let p), .walkExpired(let p):
                 return try encoder.encode(p)
+            case .messageSent(let p): return try encoder.encode(p)
+            case .messageEdited(let p): return try encoder.encode(p)
+            case .messageUnsent(let p): return try encoder.encode(p)
             case .erased(let e): preconditionFailure("an erased \(e.typeName) event is never written")
             }
         } catch {
@@ -112,6 +115,9 @@ extension Event {
         case "user_unsuspended": return .userUnsuspended(try payload(UserMoment.self))
         case "user_blocked": return .userBlocked(try payload(BlockUpdate.self))
         case "user_unblocked": return .userUnblocked(try payload(BlockUpdate.self))
+        case "message_sent": return .messageSent(try payload(MessageSent.self))
+        case "message_edited": return .messageEdited(try payload(MessageEdited.self))
+        case "message_unsent": return .messageUnsent(try payload(MessageUnsent.self))
         default: throw EventDecodingError.unknownType(typeName)
         }
     }

@@ -40,6 +40,7 @@ extension Event {
     public static let personalTypeNames: Set<String> = [
         "user_registered", "profile_updated", "device_token_set", "nickname_reserved", "nickname_released", "walk_requested",
         "user_reported", "user_suspended",
+        "message_sent", "message_edited",
     ]
 
     /// The user whose personal data this event carries, or `nil` when it carries none. A walk's
@@ -55,6 +56,10 @@ extension Event {
         // A report's note is the reporter's words; without a note it carries nothing personal.
         case .userReported(let e): e.note == nil ? nil : e.reporter
         case .userSuspended(let e): e.userID
+        // A message's text and photo belong to its sender (sealed under the message's own key,
+        // itself sealed under the sender's: `messageKeyID`).
+        case .messageSent(let e): e.from
+        case .messageEdited(let e): e.from
         default: nil
         }
     }
@@ -79,6 +84,9 @@ extension Event {
         case .reportResolved(let e): [e.reported]
         case .userSuspended(let e): [e.userID]
         case .userBlocked(let e), .userUnblocked(let e): [e.by, e.blocked]
+        case .messageSent(let e): [e.from, e.to]
+        case .messageEdited(let e): [e.from, e.to]
+        case .messageUnsent(let e): [e.from, e.to]
         case .erased(let e): [e.owner]
         }
     }

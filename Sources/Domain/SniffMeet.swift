@@ -23,6 +23,9 @@ import Foundation
 ///   `Command.steps(loaded:)`, `.block`, also cancels the walks between them. Reports (only about
 ///   someone met), their resolution and suspensions: `UserDecider` on the reported user's stream;
 ///   a suspension withdraws pending requests and walks in the same append.
+/// - Chat: `ChatDecider` on `chat-<lo>-<hi>` (send, edit within 15 minutes, unsend); sending
+///   and editing only between current mates, checked on the pair stream read but not written
+///   (`Command.steps(loaded:)`, `.sendMessage`), as for walks.
 /// - Every refusal is a `DomainError` with the API's stable code.
 ///
 /// Each stream kind has a `Decider` (`initial`, `evolve`, `decide`); `Command.steps(loaded:)` says
@@ -54,6 +57,7 @@ public enum SniffMeet {
         case .nickname: .nickname(NicknameDecider.initial)
         case .mates: .mates(MatesDecider.initial)
         case .walk: .walk(WalkDecider.initial)
+        case .chat: .chat(ChatDecider.initial)
         }
     }
 
@@ -64,6 +68,7 @@ public enum SniffMeet {
         case .nickname(let s): .nickname(NicknameDecider.evolve(s, event))
         case .mates(let s): .mates(MatesDecider.evolve(s, event))
         case .walk(let s): .walk(WalkDecider.evolve(s, event))
+        case .chat(let s): .chat(ChatDecider.evolve(s, event))
         }
     }
 

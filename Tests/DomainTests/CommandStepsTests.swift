@@ -190,7 +190,8 @@ final class CommandStepsTests: XCTestCase {
                 names.append(.mates(userID, partner))
             }
             return names + Set(walks).sorted(by: { $0.uuidString < $1.uuidString }).map(StreamName.walk)
-        case .clearNotifications, .block, .unblock, .report, .resolveReport, .suspendUser, .unsuspendUser:
+        case .clearNotifications, .block, .unblock, .report, .resolveReport, .suspendUser, .unsuspendUser, .sendMessage, .editMessage,
+            .unsendMessage:
             preconditionFailure("born on the generic path, with nothing to compare it to: SafetyRulesTests names their rules")
         }
     }
@@ -302,7 +303,8 @@ final class CommandStepsTests: XCTestCase {
                 )
             }
             return Decision(appends: appends)
-        case .clearNotifications, .block, .unblock, .report, .resolveReport, .suspendUser, .unsuspendUser:
+        case .clearNotifications, .block, .unblock, .report, .resolveReport, .suspendUser, .unsuspendUser, .sendMessage, .editMessage,
+            .unsendMessage:
             preconditionFailure("born on the generic path, with nothing to compare it to: SafetyRulesTests names their rules")
         }
     }

@@ -11,6 +11,8 @@ final class DeciderTests: XCTestCase {
         try w.run(.respondWalk(walkID: walk1, by: bob, answer: .accept))
         try w.run(.updateProfile(userID: alice, changes: ProfileChanges(nickname: "Max")))
         try w.run(.dismissNotification(userID: bob, notificationID: walk1))
+        try w.run(.sendMessage(messageID: message1, from: bob, to: alice, text: "Hi", photoID: nil))
+        try w.run(.unsendMessage(messageID: message1, by: bob, mate: alice))
         try w.run(.unpair(by: alice, mate: bob))
         XCTAssertEqual(Set(w.log.keys.map(\.kind)), Set(StreamName.Kind.allCases))
         for (stream, events) in w.log {
@@ -27,6 +29,7 @@ final class DeciderTests: XCTestCase {
         XCTAssertEqual(NicknameDecider.initial.embedded, SniffMeet.initialState(of: .nickname("Rex")))
         XCTAssertEqual(MatesDecider.initial.embedded, SniffMeet.initialState(of: .mates(alice, bob)))
         XCTAssertEqual(WalkDecider.initial.embedded, SniffMeet.initialState(of: .walk(walk1)))
+        XCTAssertEqual(ChatDecider.initial.embedded, SniffMeet.initialState(of: .chat(alice, bob)))
     }
 
     func testStatesGoInAndOutOfStreamStateOfTheirKindOnly() throws {
@@ -66,6 +69,7 @@ final class DeciderTests: XCTestCase {
         case .nickname: NicknameDecider.fold(events).embedded
         case .mates: MatesDecider.fold(events).embedded
         case .walk: WalkDecider.fold(events).embedded
+        case .chat: ChatDecider.fold(events).embedded
         }
     }
 }

@@ -110,7 +110,7 @@ final class Harness: @unchecked Sendable {
                         walk.answeredAt
                     )
                 )
-            case .nickname:
+            case .nickname, .chat:
                 continue
             }
         }
