@@ -130,7 +130,7 @@ public func buildApplication(
     )
     backgroundServices.append(
         ForgetOnNotifyService(channel: DataKeys.erasures, connectionString: configuration.databaseURL, logger: logger) {
-            sealer.keys.forgetCachedKeys()
+            sealer.forgetCachedKeys()
             sealer.forgetRememberedEvents()
         }
     )
