@@ -73,6 +73,8 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     SafetyController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     AdminController(services: services, runner: runner).addRoutes(admin: admin, commands: adminCommands)
     PhotosController(services: services, runner: runner).addRoutes(fetches: router, upload: signedIn, commands: commands)
+    ChatController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
+    ChatPhotosController(services: services).addRoutes(signedIn: signedIn)
     allowedMethods.load(from: router)
     return router
 }

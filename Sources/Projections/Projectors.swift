@@ -3,6 +3,7 @@ public enum Projectors {
     /// Every projector, in a fixed order.
     public static let all: [any Projector] = [
         ProfilesProjector(), MatesProjector(), MateRequestsProjector(), WalksProjector(), NotificationsProjector(), SafetyProjector(),
+        ChatsProjector(),
     ]
 
     public static var names: [String] { all.map(\.name) }

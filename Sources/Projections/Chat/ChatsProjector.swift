@@ -1,0 +1,96 @@
+import Domain
+import Foundation
+import PersonalData
+import Postgres
+
+/// `chats`: every message of every conversation by `seq` (`chat_messages`), and per user and
+/// conversation where its newest message stands (`chat_conversations`). Per batch: one insert
+/// of the new messages, one update of edits, one of unsends, one upsert of the conversations.
+public struct ChatsProjector: Projector {
+    public init() {}
+    public var name: String { "chats" }
+    public var tables: [String] { ["chat_messages", "chat_conversations"] }
+
+    public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
+        try DeletedAccounts.remove(events, from: tables("chat_messages"), naming: ["from_user", "to_user"], on: connection)
+        try DeletedAccounts.remove(events, from: tables("chat_conversations"), naming: ["user_id", "mate_id"], on: connection)
+        // Read markers live outside the log; a deleted account's go with the live read model.
+        if tables == .live {
+            try DeletedAccounts.remove(events, from: "chat_read_markers", naming: ["user_id", "mate_id"], on: connection)
+        }
+        var sent: [MessageSent] = []
+        var edits: [UUID: MessageEdited] = [:]
+        var editOrder: [UUID] = []
+        var unsent: [UUID] = []
+        // Per (user, mate): the newest message seen in this batch.
+        var newest: [Pair: MessageSent] = [:]
+        for event in events {
+            switch event.event {
+            case .messageSent(let e):
+                sent.append(e)
+                for pair in [Pair(user: e.from, mate: e.to), Pair(user: e.to, mate: e.from)] where (newest[pair]?.seq ?? 0) < e.seq {
+                    newest[pair] = e
+                }
+            case .messageEdited(let e):
+                if edits[e.messageID] == nil { editOrder.append(e.messageID) }
+                edits[e.messageID] = e
+            case .messageUnsent(let e):
+                unsent.append(e.messageID)
+            default:
+                continue
+            }
+        }
+        if !sent.isEmpty {
+            let pairs = sent.map { MatePair($0.from, $0.to) }
+            try connection.execute(
+                """
+                INSERT INTO \(tables("chat_messages")) (message_id, lo, hi, seq, from_user, to_user, text, photo_id, sent_at)
+                SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::uuid[], $6::uuid[], $7::text[],
+                                     $8::uuid[], $9::timestamptz[])
+                ON CONFLICT (message_id) DO NOTHING
+                """,
+                [
+                    sent.map(\.messageID), pairs.map(\.lo), pairs.map(\.hi), sent.map(\.seq), sent.map(\.from), sent.map(\.to),
+                    sent.map(\.text), sent.map(\.photoID), sent.map(\.sentAt),
+                ]
+            )
+        }
+        if !editOrder.isEmpty {
+            let e = editOrder.map { edits[$0]! }
+            try connection.execute(
+                """
+                UPDATE \(tables("chat_messages")) m SET text = x.text, edited_at = x.at
+                FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS x(id, text, at)
+                WHERE m.message_id = x.id AND NOT m.unsent
+                """,
+                [e.map(\.messageID), e.map(\.text), e.map(\.editedAt)]
+            )
+        }
+        if !unsent.isEmpty {
+            // The text and photo go from the read model as the key goes from the log.
+            try connection.execute(
+                "UPDATE \(tables("chat_messages")) SET text = NULL, photo_id = NULL, unsent = true WHERE message_id = ANY($1::uuid[])",
+                [unsent]
+            )
+        }
+        if !newest.isEmpty {
+            let keys = Array(newest.keys)
+            let rows = keys.map { newest[$0]! }
+            try connection.execute(
+                """
+                INSERT INTO \(tables("chat_conversations")) (user_id, mate_id, last_seq, last_message_id, updated_at)
+                SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::timestamptz[])
+                ON CONFLICT (user_id, mate_id) DO UPDATE SET last_seq = EXCLUDED.last_seq,
+                    last_message_id = EXCLUDED.last_message_id, updated_at = EXCLUDED.updated_at
+                WHERE \(tables("chat_conversations")).last_seq < EXCLUDED.last_seq
+                """,
+                [keys.map(\.user), keys.map(\.mate), rows.map(\.seq), rows.map(\.messageID), rows.map(\.sentAt)]
+            )
+        }
+    }
+
+    struct Pair: Hashable {
+        var user: UUID
+        var mate: UUID
+    }
+}
