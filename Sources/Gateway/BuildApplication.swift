@@ -74,7 +74,7 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     AdminController(services: services, runner: runner).addRoutes(admin: admin, commands: adminCommands)
     PhotosController(services: services, runner: runner).addRoutes(fetches: router, upload: signedIn, commands: commands)
     ChatController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
-    ChatPhotosController(services: services).addRoutes(signedIn: signedIn)
+    ChatPhotosController(services: services, runner: runner).addRoutes(signedIn: signedIn)
     allowedMethods.load(from: router)
     return router
 }

@@ -73,7 +73,7 @@ struct ChatController {
             after = seq
         }
         try await services.progress.awaitMinLogPosition(of: request, projectors: ["chats", "mates"])
-        guard user != mate, try await services.readModels.hasConversation(user, with: mate) else { throw APIError.notFound }
+        guard try await runner.hasConversation(user, with: mate, services) else { throw APIError.notFound }
         return Answer(try await services.readModels.messages(between: user, and: mate, after: after, page: page))
     }
 
@@ -114,7 +114,7 @@ struct ChatController {
         let user = try context.user
         let mate = try context.uuidParameter("user_id")
         let upTo = try await services.body.decode(ReadMarkerBody.self, from: request).checked()
-        guard user != mate, try await services.readModels.hasConversation(user, with: mate) else { throw APIError.notFound }
+        guard try await runner.hasConversation(user, with: mate, services) else { throw APIError.notFound }
         try await services.gate.admitted { [pool = services.pool] in
             try await pool.withConnection { connection in
                 try connection.transaction { connection in
@@ -131,7 +131,7 @@ struct ChatController {
     @Sendable func typing(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
         let user = try context.user
         let mate = try context.uuidParameter("user_id")
-        guard user != mate, try await services.readModels.areMates(user, mate) else { throw CommandRefusal(DomainError.notMates.apiError) }
+        guard try await runner.canWrite(user, to: mate) else { throw CommandRefusal(DomainError.notMates.apiError) }
         try await services.gate.admitted { [pool = services.pool] in
             try await pool.withConnection { connection in try ChatSignal.typing(from: user, to: mate).notify(on: connection) }
         }
@@ -167,5 +167,25 @@ enum ChatSignal: Equatable, Sendable {
 
     func notify(on connection: Connection) throws {
         try connection.execute("SELECT pg_notify($1, $2)", [ChatController.signals, payload])
+    }
+}
+
+extension CommandRunner {
+    /// Whether `user` may write to `mate` now, as the pair stream in the log says (the read
+    /// models may lag behind a pairing that just happened).
+    func canWrite(_ user: UUID, to mate: UUID) async throws -> Bool {
+        guard user != mate else { return false }
+        let handler = self.handler
+        let pair = try await gate.admitted { try await handler.states(of: [.mates(user, mate)]) }[.mates(user, mate)]?.mates
+        return pair.map { $0.areMates && !$0.isBlocked } ?? false
+    }
+
+    /// Whether `user` has a conversation with `mate`: messages in it (the read model), or mates now.
+    func hasConversation(_ user: UUID, with mate: UUID, _ services: GatewayServices) async throws -> Bool {
+        guard user != mate else { return false }
+        if try await services.readModels.hasConversation(user, with: mate) { return true }
+        let handler = self.handler
+        let pair = try await gate.admitted { try await handler.states(of: [.mates(user, mate)]) }[.mates(user, mate)]?.mates
+        return pair?.areMates ?? false
     }
 }

@@ -10,6 +10,7 @@ import UUIDText
 /// pipeline (cleaned and resized like a profile photo), and served only to its two mates.
 struct ChatPhotosController {
     let services: GatewayServices
+    let runner: CommandRunner
 
     func addRoutes(signedIn: RouterGroup<GatewayRequestContext>) {
         signedIn.post("/v1/chats/{user_id}/photos", use: upload)
@@ -27,7 +28,7 @@ struct ChatPhotosController {
         guard let type = request.headers[.contentType], let format = ImageFormat(contentType: type) else {
             throw APIError.unsupportedImage("Content-Type must be image/jpeg, image/png, image/heic or image/webp.")
         }
-        guard user != mate, try await services.readModels.areMates(user, mate) else { throw CommandRefusal(DomainError.notMates.apiError) }
+        guard try await runner.canWrite(user, to: mate) else { throw CommandRefusal(DomainError.notMates.apiError) }
         var request = request
         let reader = services.photoBody
         let photo: ProcessedPhoto
