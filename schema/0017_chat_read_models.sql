@@ -14,8 +14,13 @@ CREATE TABLE chat_messages (
     photo_id   uuid        NULL,
     sent_at    timestamptz NOT NULL,
     edited_at  timestamptz NULL,
-    unsent     boolean     NOT NULL DEFAULT false
+    unsent     boolean     NOT NULL DEFAULT false,
+    -- The feed position of its last change (sent, edited, unsent): the live stream's order and
+    -- its Last-Event-ID.
+    log_transaction_id xid8   NOT NULL,
+    log_position       bigint NOT NULL
 );
+CREATE INDEX chat_messages_by_change ON chat_messages (log_transaction_id, log_position);
 CREATE UNIQUE INDEX chat_messages_by_seq ON chat_messages (lo, hi, seq);
 CREATE INDEX chat_messages_by_to ON chat_messages (to_user);
 CREATE INDEX chat_messages_by_photo ON chat_messages (photo_id) WHERE photo_id IS NOT NULL;

@@ -694,6 +694,18 @@ paths.update({
     "/v1/chats/{user_id}/photos/{photo_id}": {"get": operation("getChatPhoto", "A chat photo, only to the two of us.",
         params=[MATE, CHAT_PHOTO, IF_NONE_MATCH], answers=photo_answers("The photo (JPEG, at most 1080 px)."),
         errors={"404": err("No such photo in our conversation.", "not_found")})},
+    "/v1/me/stream": {"get": operation("meStream",
+        "Server-Sent Events: `notification`, `message`, `read` and `typing`; the app's one live connection.",
+        description="`notification` (an inbox entry) and `message` (a message of any of my conversations, new, edited or "
+                    "unsent, `user_id` naming the conversation) carry `id` = log position and resume after Last-Event-ID "
+                    "without loss or duplicates; `read` (`{\"user_id\", \"up_to\"}`) and `typing` (`{\"user_id\"}`) are "
+                    "live only. `viewing` names the conversation the app shows: no push for it to this device meanwhile. "
+                    "Ends after 10 minutes; the same caps as the inbox stream.",
+        params=[LAST_EVENT_ID, param("viewing", "query", UUID, "The mate whose conversation the app shows.")],
+        answers={"200": {"description": "An event stream (ends after 10 minutes).",
+                         "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+        errors={"429": err("Past this user's request budget, or too many open streams (5 per user, 5000 per process).",
+                           "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}})})},
     "/v1/chats/{user_id}/photos/{photo_id}/thumbnail": {"get": operation("getChatPhotoThumbnail",
         "A chat photo's 200 x 200 thumbnail, only to the two of us.",
         params=[MATE, CHAT_PHOTO, IF_NONE_MATCH], answers=photo_answers("The thumbnail (JPEG)."),

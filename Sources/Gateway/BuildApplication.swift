@@ -33,7 +33,7 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     router.add(
         middleware: TimeoutMiddleware(
             timeout: configuration.requestTimeout,
-            exempt: ["/v1/me/notifications/stream"]
+            exempt: ["/v1/me/notifications/stream", "/v1/me/stream"]
         )
     )
     let signUp = router.group()
@@ -138,6 +138,8 @@ public func buildApplication(
     )
     // Live inbox streams are served by one feed per process, ended with the server.
     backgroundServices.append(NotificationFeedService(feed: services.feed))
+    // Chat read markers and typing reach this process's live streams.
+    backgroundServices.append(ChatSignalService(connectionString: configuration.databaseURL, feed: services.feed, logger: logger))
     if background.contains(.idempotencyPurge) {
         backgroundServices.append(IdempotencyPurgeService(store: services.idempotency, sessions: services.sessions, logger: logger))
     }

@@ -1,4 +1,5 @@
 import Domain
+import EventLog
 import Foundation
 import PersonalData
 import Postgres
@@ -19,23 +20,25 @@ public struct ChatsProjector: Projector {
             try DeletedAccounts.remove(events, from: "chat_read_markers", naming: ["user_id", "mate_id"], on: connection)
         }
         var sent: [MessageSent] = []
-        var edits: [UUID: MessageEdited] = [:]
+        var sentAt: [LogPosition] = []
+        var edits: [UUID: (MessageEdited, LogPosition)] = [:]
         var editOrder: [UUID] = []
-        var unsent: [UUID] = []
+        var unsent: [(UUID, LogPosition)] = []
         // Per (user, mate): the newest message seen in this batch.
         var newest: [Pair: MessageSent] = [:]
         for event in events {
             switch event.event {
             case .messageSent(let e):
                 sent.append(e)
+                sentAt.append(event.position)
                 for pair in [Pair(user: e.from, mate: e.to), Pair(user: e.to, mate: e.from)] where (newest[pair]?.seq ?? 0) < e.seq {
                     newest[pair] = e
                 }
             case .messageEdited(let e):
                 if edits[e.messageID] == nil { editOrder.append(e.messageID) }
-                edits[e.messageID] = e
+                edits[e.messageID] = (e, event.position)
             case .messageUnsent(let e):
-                unsent.append(e.messageID)
+                unsent.append((e.messageID, event.position))
             default:
                 continue
             }
@@ -44,14 +47,17 @@ public struct ChatsProjector: Projector {
             let pairs = sent.map { MatePair($0.from, $0.to) }
             try connection.execute(
                 """
-                INSERT INTO \(tables("chat_messages")) (message_id, lo, hi, seq, from_user, to_user, text, photo_id, sent_at)
-                SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::uuid[], $6::uuid[], $7::text[],
-                                     $8::uuid[], $9::timestamptz[])
+                INSERT INTO \(tables("chat_messages")) (message_id, lo, hi, seq, from_user, to_user, text, photo_id, sent_at,
+                                                         log_transaction_id, log_position)
+                SELECT m, l, h, s, f, t, x, p, a, tx::xid8, pos
+                FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::uuid[], $6::uuid[], $7::text[],
+                            $8::uuid[], $9::timestamptz[], $10::text[], $11::bigint[]) AS u(m, l, h, s, f, t, x, p, a, tx, pos)
                 ON CONFLICT (message_id) DO NOTHING
                 """,
                 [
                     sent.map(\.messageID), pairs.map(\.lo), pairs.map(\.hi), sent.map(\.seq), sent.map(\.from), sent.map(\.to),
-                    sent.map(\.text), sent.map(\.photoID), sent.map(\.sentAt),
+                    sent.map(\.text), sent.map(\.photoID), sent.map(\.sentAt), sentAt.map { String($0.transactionID) },
+                    sentAt.map(\.position),
                 ]
             )
         }
@@ -59,18 +65,24 @@ public struct ChatsProjector: Projector {
             let e = editOrder.map { edits[$0]! }
             try connection.execute(
                 """
-                UPDATE \(tables("chat_messages")) m SET text = x.text, edited_at = x.at
-                FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS x(id, text, at)
+                UPDATE \(tables("chat_messages")) m SET text = x.text, edited_at = x.at, log_transaction_id = x.tx::xid8,
+                    log_position = x.pos
+                FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::bigint[]) AS x(id, text, at, tx, pos)
                 WHERE m.message_id = x.id AND NOT m.unsent
                 """,
-                [e.map(\.messageID), e.map(\.text), e.map(\.editedAt)]
+                [e.map(\.0.messageID), e.map(\.0.text), e.map(\.0.editedAt), e.map { String($0.1.transactionID) }, e.map(\.1.position)]
             )
         }
         if !unsent.isEmpty {
             // The text and photo go from the read model as the key goes from the log.
             try connection.execute(
-                "UPDATE \(tables("chat_messages")) SET text = NULL, photo_id = NULL, unsent = true WHERE message_id = ANY($1::uuid[])",
-                [unsent]
+                """
+                UPDATE \(tables("chat_messages")) m SET text = NULL, photo_id = NULL, unsent = true, log_transaction_id = x.tx::xid8,
+                    log_position = x.pos
+                FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS x(id, tx, pos)
+                WHERE m.message_id = x.id
+                """,
+                [unsent.map(\.0), unsent.map { String($0.1.transactionID) }, unsent.map(\.1.position)]
             )
         }
         if !newest.isEmpty {

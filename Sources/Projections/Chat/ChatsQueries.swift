@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import Postgres
 
@@ -185,5 +186,80 @@ public enum ChatsQueries {
     /// (a write: not a `Query`, which the pool may pipeline with reads). True when it moved.
     public static func moveReadMarker(_ user: UUID, _ mate: UUID, upTo: Int, on connection: Connection) throws -> Bool {
         !(try connection.execute(markerSQL, [user, mate, upTo]).rows.isEmpty)
+    }
+}
+
+/// One change of a message (sent, edited or unsent) for one of its two users, at the feed
+/// position of that change: what the live stream carries.
+public struct ChatChange: Sendable {
+    /// Whose stream it goes to.
+    public var user: UUID
+    /// The other mate (names the conversation).
+    public var mate: UUID
+    public var message: ChatMessageRow
+    public var position: LogPosition
+}
+
+extension ChatsQueries {
+    /// One round of the live feed: changes for any of the users, and how far it has read.
+    public struct FeedRound: Sendable {
+        public var changes: [ChatChange]
+        public var readTo: LogPosition
+    }
+
+    /// Changes of messages of any of `users` after `position`, oldest first, with the chats
+    /// projector's checkpoint read in the same snapshot (the projector commits rows and
+    /// checkpoint together). A message to someone who has blocked its sender does not reach them.
+    static let feedSQL = """
+        WITH checkpoint AS (
+            SELECT coalesce(max(transaction_id), '0'::xid8) AS transaction_id, coalesce(max(position), 0) AS position
+            FROM projector_checkpoints WHERE projector = 'chats'
+        )
+        SELECT c.transaction_id, c.position, x.*
+        FROM checkpoint c
+        LEFT JOIN LATERAL (
+            SELECT u.user_id, u.mate, \(ChatMessageRow.columns("m")), m.log_transaction_id, m.log_position
+            FROM chat_messages m
+            CROSS JOIN LATERAL (VALUES (m.from_user, m.to_user), (m.to_user, m.from_user)) AS u(user_id, mate)
+            WHERE (m.log_transaction_id, m.log_position) > ($2::xid8, $3::bigint) AND u.user_id = ANY($1::uuid[])
+              AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker = u.user_id AND b.blocked = u.mate)
+            ORDER BY m.log_transaction_id, m.log_position
+            LIMIT $4
+        ) x ON true
+        """
+
+    /// Changes for `users` after `position` (at most `limit` rows), and how far the feed has
+    /// read: the last change when `limit` cut the answer short, else the projector's checkpoint.
+    public static func feed(users: [UUID], after position: LogPosition, limit: Int) -> Query<FeedRound> {
+        Query(feedSQL, [users, String(position.transactionID), position.position, limit]) { result in
+            guard let first = result.rows.first else { return FeedRound(changes: [], readTo: position) }
+            var head = RowReader(first)
+            let checkpoint = LogPosition(transactionID: try head.uint64(), position: try head.int64())
+            let changes = try result.rows.compactMap { row -> ChatChange? in
+                var reader = RowReader(row)
+                reader.skip(2)
+                guard !reader.nextIsNull() else { return nil }
+                let user = try reader.uuid()
+                let mate = try reader.uuid()
+                let message = try ChatMessageRow(&reader)
+                let at = LogPosition(transactionID: try reader.uint64(), position: try reader.int64())
+                return ChatChange(user: user, mate: mate, message: message, position: at)
+            }
+            let readTo = changes.count == limit ? changes[changes.count - 1].position : max(checkpoint, position)
+            return FeedRound(changes: changes, readTo: readTo)
+        }
+    }
+
+    static let latestSQL = """
+        SELECT log_transaction_id, log_position FROM chat_messages WHERE from_user = $1 OR to_user = $1
+        ORDER BY log_transaction_id DESC, log_position DESC LIMIT 1
+        """
+
+    /// The feed position of the newest change in `user`'s conversations (where a new stream starts).
+    public static func latestChange(of user: UUID) -> Query<LogPosition> {
+        Query(latestSQL, [user]) { result in
+            guard let row = result.first else { return .start }
+            return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
+        }
     }
 }
