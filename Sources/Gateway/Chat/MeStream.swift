@@ -48,6 +48,23 @@ struct MeStream: Sendable {
             viewing: viewing
         )
         context.channel?.closeFuture.whenComplete { _ in subscription.end() }
+        // While it is open, this device gets no push for the conversation it shows.
+        let session = try context.identity.map(\.session) ?? { throw APIError.unauthorized }()
+        let pool = services.pool
+        let viewed = viewing
+        if let viewing {
+            let until = Date().addingTimeInterval(Double(services.configuration.streamMaxDuration.components.seconds) + 1)
+            try await services.gate.withConnection(pool) { connection in
+                try connection.execute(
+                    """
+                    INSERT INTO chat_viewing (session_id, mate_id, until) VALUES ($1, $2, $3)
+                    ON CONFLICT (session_id, mate_id) DO UPDATE SET until = EXCLUDED.until
+                    """,
+                    [session, viewing, until]
+                )
+                return ()
+            }
+        }
         let deliveries = subscription.deliveries
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
@@ -64,6 +81,11 @@ struct MeStream: Sendable {
                     }
                 } onGracefulShutdown: {
                     subscription.end()
+                }
+                if let viewed {
+                    _ = try? await pool.withConnection { connection -> Void in
+                        try connection.execute("DELETE FROM chat_viewing WHERE session_id = $1 AND mate_id = $2", [session, viewed])
+                    }
                 }
                 try await writer.finish(nil)
             }

@@ -61,6 +61,21 @@ public struct ChatsProjector: Projector {
                 ]
             )
         }
+        // One push per new message and registered device of its addressee (live tables only,
+        // recent messages only), in this transaction: enqueued exactly once.
+        if tables == .live, !sent.isEmpty {
+            try connection.execute(
+                """
+                INSERT INTO push_outbox (push_id, notification_id, user_id, session_id, entry_at)
+                SELECT gen_random_uuid(), e.id, e.to_user, s.session_id, e.at
+                FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[]) AS e(id, to_user, at)
+                JOIN sessions s ON s.user_id = e.to_user AND s.device_token_mac IS NOT NULL
+                WHERE e.at > now() - make_interval(secs => $4)
+                ON CONFLICT (notification_id, session_id) DO NOTHING
+                """,
+                [sent.map(\.messageID), sent.map(\.to), sent.map(\.sentAt), PushOutboxWriter.horizon]
+            )
+        }
         if !editOrder.isEmpty {
             let e = editOrder.map { edits[$0]! }
             try connection.execute(
