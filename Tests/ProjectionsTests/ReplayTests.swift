@@ -59,7 +59,11 @@ final class ReplayTests: XCTestCase {
             try ReadModelChecksum.compute(excluding: ReadModelChecksum.feedColumns, on: Connection(connectionString: target))
         }.value
         XCTAssertEqual(copy, source)
-        XCTAssertTrue(source.values.allSatisfy { !$0.hasPrefix("0:") }, "every table has rows: \(source)")
+        // The synthetic workload writes no chat (ChatErasureTests and ChatRaceTests verify chats).
+        XCTAssertTrue(
+            source.filter { !$0.key.hasPrefix("chat_") }.values.allSatisfy { !$0.hasPrefix("0:") },
+            "every table has rows: \(source)"
+        )
 
         // A second import is refused: the log is no longer empty.
         do {

@@ -32,7 +32,8 @@ final class SQLRebuildTests: XCTestCase {
             )
         }.value
         XCTAssertEqual(inSQL, projected)
-        XCTAssertTrue(projected.values.allSatisfy { !$0.hasPrefix("0:") }, "\(projected)")
+        // The synthetic workload writes no chat, and the in-SQL reference rebuilds no chat tables.
+        XCTAssertTrue(projected.filter { !$0.key.hasPrefix("chat_") }.values.allSatisfy { !$0.hasPrefix("0:") }, "\(projected)")
     }
 }
 
