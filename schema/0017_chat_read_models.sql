@@ -23,6 +23,7 @@ CREATE TABLE chat_messages (
 CREATE INDEX chat_messages_by_change ON chat_messages (log_transaction_id, log_position);
 CREATE UNIQUE INDEX chat_messages_by_seq ON chat_messages (lo, hi, seq);
 CREATE INDEX chat_messages_by_to ON chat_messages (to_user);
+CREATE INDEX chat_messages_by_from ON chat_messages (from_user);
 CREATE INDEX chat_messages_by_photo ON chat_messages (photo_id) WHERE photo_id IS NOT NULL;
 
 -- One row per user and conversation: where its newest message stands (for the list's order).

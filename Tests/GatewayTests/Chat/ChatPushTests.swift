@@ -62,15 +62,17 @@ final class ChatPushTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(800))  // and no more
             let chat = double.deliveries.dropFirst(before)
             XCTAssertEqual(chat.map(\.deviceToken), [otherDevice, otherDevice], "only the device not viewing the conversation")
-            let first = try XCTUnwrap(chat.first)
-            XCTAssertEqual(first.headers["apns-collapse-id"], messageID)
+            // Delivered in batches, in either order: each is found by its collapse id (the message id).
+            let first = try XCTUnwrap(chat.first { $0.headers["apns-collapse-id"] == messageID }, "no push for the text")
+            let photoID = try XCTUnwrap(photoSent.json["message_id"] as? String)
+            let photoPush = try XCTUnwrap(chat.first { $0.headers["apns-collapse-id"] == photoID }, "no push for the photo")
             let aps = try XCTUnwrap(first.json["aps"] as? [String: Any])
             XCTAssertEqual(aps["thread-id"] as? String, ana.id, "thread-id is the conversation")
             let alert = try XCTUnwrap(aps["alert"] as? [String: Any])
             XCTAssertEqual(alert["title"] as? String, "Bori")
             XCTAssertEqual(alert["body"] as? String, "Running late")
             XCTAssertEqual((first.json["notification"] as? [String: Any])?["category"] as? String, "chat_message")
-            let photoAlert = (chat.last?.json["aps"] as? [String: Any])?["alert"] as? [String: Any]
+            let photoAlert = (photoPush.json["aps"] as? [String: Any])?["alert"] as? [String: Any]
             XCTAssertEqual(photoAlert?["body"] as? String, "📷")
             let stream = try await viewing
             XCTAssertTrue(stream.text.contains("Running late"), "the viewing device saw it live")
