@@ -662,6 +662,138 @@ paths.update({
                 MINPOS],
         answers={"200": ok("The figures.", ref("WalkStats"))})},
 })
+# --- Chat between mates (API.md "Chat between mates") ------------------------------------------
+schemas.update({
+    "ChatMessage": {"type": "object",
+                    "required": ["message_id", "seq", "from", "text", "photo_id", "sent_at", "edited_at", "unsent"],
+                    "properties": {"message_id": UUID, "seq": {"type": "integer", "minimum": 1,
+                                                                "description": "Its place in the conversation: 1, 2, 3, ... "
+                                                                               "with no gaps, the same for both sides."},
+                                   "from": UUID, "text": {**text(1, 1000, nullable=True), "description": "Null once unsent "
+                                                          "(or for a photo alone). " + TEXT_RULES},
+                                   "photo_id": {"type": ["string", "null"], "format": "uuid"},
+                                   "sent_at": TIME, "edited_at": {"type": ["string", "null"], "format": "date-time"},
+                                   "unsent": {"type": "boolean"}}},
+    "NewChatMessage": {"type": "object", "description": "At least one of `text` and `photo_id` (a photo uploaded with "
+                                                        "`POST /v1/chats/{user_id}/photos`).",
+                       "properties": {"text": text(1, 1000), "photo_id": UUID}},
+    "ChatEdit": {"type": "object", "required": ["text"], "properties": {"text": text(1, 1000)}},
+    "ReadMarker": {"type": "object", "required": ["up_to"],
+                   "properties": {"up_to": {"type": "integer", "minimum": 0, "maximum": 2147483647}}},
+    "Conversation": {"type": "object",
+                     "required": ["user_id", "card", "last_message", "unread_count", "read_up_to", "their_read_up_to",
+                                  "can_write", "updated_at"],
+                     "properties": {"user_id": UUID, "card": ref("Card"), "last_message": ref("ChatMessage"),
+                                    "unread_count": {"type": "integer", "minimum": 0},
+                                    "read_up_to": {"type": "integer", "minimum": 0},
+                                    "their_read_up_to": {"type": "integer", "minimum": 0},
+                                    "can_write": {"type": "boolean"}, "updated_at": TIME}},
+    "ChatPhoto": {"type": "object", "required": ["photo_id"], "properties": {"photo_id": UUID}},
+})
+schemas["NewReport"].setdefault("properties", {})["message_id"] = {**UUID, "description": "A message of theirs in our "
+                                                                  "conversation (`404` otherwise)."}
+MATE = idparam("user_id", "The mate's user id (names the conversation)")
+MESSAGE = idparam("message_id", "Message id")
+CHAT_PHOTO = idparam("photo_id", "Chat photo id")
+def chat_links(mate_expr, message_expr=None):
+    links = {
+        "ListMessages": link("listChatMessages", "The conversation's messages.", {"path.user_id": mate_expr}),
+        "SendMessage": link("sendChatMessage", "Write in it (`409 not_mates` unless we are mates).",
+                            {"path.user_id": mate_expr}, request_body={"text": "Running ten minutes late"}),
+        "MarkRead": link("markChatRead", "Move my read marker.", {"path.user_id": mate_expr}, request_body={"up_to": 1}),
+        "Typing": link("chatTyping", "Say I am typing.", {"path.user_id": mate_expr}),
+    }
+    if message_expr:
+        links["EditMessage"] = link("editChatMessage", "Edit it (the sender, within 15 minutes).",
+                                    {"path.user_id": mate_expr, "path.message_id": message_expr},
+                                    request_body={"text": "The east gate instead"})
+        links["UnsendMessage"] = link("unsendChatMessage", "Unsend it (the sender).",
+                                      {"path.user_id": mate_expr, "path.message_id": message_expr})
+    return links
+MESSAGE_ERRORS = {"403": err("Only the sender edits or unsends.", "not_sender"),
+                  "404": err("No such message in our conversation.", "not_found")}
+paths.update({
+    "/v1/chats": {"get": operation("listChats", "My conversations, the one with the newest message first.",
+        codes_503=READ_503, params=[LIMIT, CURSOR, MINPOS],
+        answers={"200": ok("A page.", listof("Conversation"), links={
+            **chat_links("$response.body#/items/0/user_id"),
+            "NextPage": link("listChats", "The next page.", {"query.cursor": "$response.body#/next_cursor"})})})},
+    "/v1/chats/{user_id}/messages": {
+        "post": operation("sendChatMessage", "Send a message to a current mate.", params=[MATE, IDEM],
+            description="`Idempotency-Key` is the app's own id for the message: a resend after a lost answer appends "
+                        "nothing twice. At most 5 messages per second per user (burst 20).",
+            request_body=body(ref("NewChatMessage")),
+            answers={"201": ok("Sent.", ref("ChatMessage"), LOGPOS,
+                               links=chat_links("$request.path.user_id", "$response.body#/message_id"))},
+            errors={"404": err("Not a user id (not a UUID).", "not_found"),
+                    "409": err("We are not mates (also when either blocked the other), or a request with this "
+                               "Idempotency-Key is still running.", "not_mates", "idempotency_key_in_use")}),
+        "get": operation("listChatMessages", "A conversation's messages: newest first, or with `after` oldest first.",
+            codes_503=READ_503,
+            params=[MATE, param("after", "query", {"type": "integer", "minimum": 0, "maximum": 2147483647},
+                                "Only the messages after this seq, oldest first (catch-up after being offline)."),
+                    LIMIT, CURSOR, MINPOS],
+            answers={"200": ok("A page.", listof("ChatMessage"), links={
+                **chat_links("$request.path.user_id", "$response.body#/items/0/message_id"),
+                "NextPage": link("listChatMessages", "The next page.",
+                                 {"path.user_id": "$request.path.user_id", "query.cursor": "$response.body#/next_cursor"})})},
+            errors={"404": err("Someone I never had a conversation with (no hint that they exist).", "not_found")})},
+    "/v1/chats/{user_id}/messages/{message_id}": {
+        "patch": operation("editChatMessage", "Edit my own message within 15 minutes of sending it.",
+            params=[MATE, MESSAGE, IDEM], request_body=body(ref("ChatEdit")),
+            answers={"200": ok("Edited.", ref("ChatMessage"), LOGPOS)},
+            errors={**MESSAGE_ERRORS,
+                    "409": err("The message was unsent, we are no longer mates, or a request with this Idempotency-Key "
+                               "is still running.", "message_unsent", "not_mates", "idempotency_key_in_use"),
+                    "410": err("Past the 15 minutes.", "edit_window_passed")}),
+        "delete": operation("unsendChatMessage", "Unsend my own message, for both of us.", params=[MATE, MESSAGE],
+            description="Its text, earlier versions and photo become unreadable everywhere in the database, the log "
+                        "included.",
+            answers={"200": ok("Unsent (`unsent: true`).", ref("ChatMessage"), LOGPOS)},
+            errors=MESSAGE_ERRORS)},
+    "/v1/chats/{user_id}/read": {"put": operation("markChatRead", "Move my read marker (never backwards).",
+        params=[MATE, IDEM], request_body=body(ref("ReadMarker")),
+        answers={"204": no_content("Moved (or already further).")},
+        errors={"404": err("Someone I never had a conversation with.", "not_found"),
+                "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")})},
+    "/v1/chats/{user_id}/typing": {"post": operation("chatTyping", "I am typing: shown to the mate for 8 seconds; never stored.",
+        params=[MATE, IDEM], answers={"204": no_content("Announced.")},
+        errors={"404": err("Not a user id (not a UUID).", "not_found"),
+                "409": err("We are not mates, or a request with this Idempotency-Key is still running.", "not_mates",
+                           "idempotency_key_in_use")})},
+    "/v1/chats/{user_id}/photos": {"post": operation("uploadChatPhoto", "A photo to send in this conversation.",
+        params=[MATE], request_body=PHOTO_BODY,
+        description="Cleaned and resized like a profile photo; send it with `photo_id` in a message.",
+        answers={"201": ok("Stored.", ref("ChatPhoto"), links={
+            "SendPhoto": link("sendChatMessage", "Send it.", {"path.user_id": "$request.path.user_id"},
+                              request_body={"photo_id": "$response.body#/photo_id"}),
+            "GetPhoto": link("getChatPhoto", "Fetch it.", {"path.user_id": "$request.path.user_id",
+                                                           "path.photo_id": "$response.body#/photo_id"})})},
+        errors={"400": err("Not an image, truncated, or too many pixels.", "invalid_image", "validation_failed"),
+                "404": err("Not a user id (not a UUID).", "not_found"),
+                "409": err("We are not mates.", "not_mates"),
+                "413": err("Over 10 MiB.", "body_too_large"),
+                "415": err("Not JPEG, PNG, HEIC or WebP.", "unsupported_image")})},
+    "/v1/chats/{user_id}/photos/{photo_id}": {"get": operation("getChatPhoto", "A chat photo, only to the two of us.",
+        params=[MATE, CHAT_PHOTO, IF_NONE_MATCH], answers=photo_answers("The photo (JPEG, at most 1080 px)."),
+        errors={"404": err("No such photo in our conversation.", "not_found")})},
+    "/v1/me/stream": {"get": operation("meStream",
+        "Server-Sent Events: `notification`, `message`, `read` and `typing`; the app's one live connection.",
+        description="`notification` (an inbox entry) and `message` (a message of any of my conversations, new, edited or "
+                    "unsent, `user_id` naming the conversation) carry `id` = log position and resume after Last-Event-ID "
+                    "without loss or duplicates; `read` (`{\"user_id\", \"up_to\"}`) and `typing` (`{\"user_id\"}`) are "
+                    "live only. `viewing` names the conversation the app shows: no push for it to this device meanwhile. "
+                    "Ends after 10 minutes; the same caps as the inbox stream.",
+        params=[LAST_EVENT_ID, param("viewing", "query", UUID, "The mate whose conversation the app shows.")],
+        answers={"200": {"description": "An event stream (ends after 10 minutes).",
+                         "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+        errors={"429": err("Past this user's request budget, or too many open streams (5 per user, 5000 per process).",
+                           "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}})})},
+    "/v1/chats/{user_id}/photos/{photo_id}/thumbnail": {"get": operation("getChatPhotoThumbnail",
+        "A chat photo's 200 x 200 thumbnail, only to the two of us.",
+        params=[MATE, CHAT_PHOTO, IF_NONE_MATCH], answers=photo_answers("The thumbnail (JPEG)."),
+        errors={"404": err("No such photo in our conversation.", "not_found")})},
+})
 
 for path, ops in paths.items():
     if path.startswith("/v1/admin/"):

@@ -57,7 +57,12 @@ public struct CommandHandler: Sendable {
         inSameTransaction: (@Sendable (Connection) throws -> Void)? = nil
     ) async throws -> CommandOutcome {
         // Deleting an account also destroys its key and drop tokens: one explicit transaction.
-        let ownTransaction = if case .deleteAccount = command { true } else { false }
+        // So does unsending a message: its key goes with the `message_unsent` event.
+        let ownTransaction =
+            switch command {
+            case .deleteAccount, .unsendMessage: true
+            default: false
+            }
         guard inSameTransaction == nil, !ownTransaction else {
             return try await attempt(metadata: metadata, inSameTransaction: inSameTransaction) { _ in (command, nil) }
         }
@@ -261,7 +266,7 @@ public struct CommandHandler: Sendable {
             guard let walk = states[.walk(walkID)]?.walk, let from = walk.from, let to = walk.to else { return [] }
             return [from, to]
         case .registerUser, .updateProfile, .dismissNotification, .deleteAccount, .clearNotifications, .block, .unblock, .report,
-            .resolveReport, .suspendUser, .unsuspendUser:
+            .resolveReport, .suspendUser, .unsuspendUser, .sendMessage, .editMessage, .unsendMessage:
             return []
         case .recordWalkLog(_, let owner, _, _, _): return [owner]
         case .changeWalkLogVisibility(_, let by, _), .deleteWalkLog(_, let by): return [by]
@@ -327,7 +332,11 @@ public struct CommandHandler: Sendable {
                         if !decision.isEmpty {
                             let expectations = handler.expectations(loaded.versions)
                             let owners = EventSealer.owners(of: decision.events.map(\.event))
-                            let keys = owners.isEmpty ? [:] : try handler.sealer.keys.entries(for: owners, creating: true, on: connection)
+                            var keys = owners.isEmpty ? [:] : try handler.sealer.keys.entries(for: owners, creating: true, on: connection)
+                            let messages = EventSealer.messages(of: decision.events.map(\.event))
+                            if !messages.isEmpty {
+                                keys.merge(try handler.sealer.messageKeys.entries(for: messages, creating: true, on: connection)) { $1 }
+                            }
                             appended = try EventLog.append(
                                 on: connection,
                                 commandID: metadata.commandID,
@@ -344,7 +353,12 @@ public struct CommandHandler: Sendable {
                             // `user_deleted`, and so do its drop tokens (DESIGN.md, erasure).
                             for case (_, .userDeleted(let deleted)) in decision.events {
                                 try handler.sealer.keys.erase(deleted.userID, on: connection)
+                                try handler.sealer.messageKeys.eraseAll(of: deleted.userID, on: connection)
                                 try DropTokens.deleteAll(of: deleted.userID, on: connection)
+                            }
+                            // An unsent message's key goes with its `message_unsent` (API.md, chat).
+                            for case (_, .messageUnsent(let unsent)) in decision.events {
+                                try handler.sealer.messageKeys.erase(unsent.messageID, on: connection)
                             }
                         }
                         try inSameTransaction?(connection)
@@ -367,6 +381,11 @@ public struct CommandHandler: Sendable {
                 if outcome.position != nil && !outcome.replayed { log.announceCommitted() }
                 for case (_, .userDeleted(let deleted)) in outcome.events {
                     sealer.keys.forget(deleted.userID)
+                    sealer.messageKeys.forgetCachedKeys()
+                    sealer.forgetRememberedEvents()
+                }
+                for case (_, .messageUnsent(let unsent)) in outcome.events {
+                    sealer.messageKeys.forget(unsent.messageID)
                     sealer.forgetRememberedEvents()
                 }
                 // Committed: the states after the append are those streams at their new versions.

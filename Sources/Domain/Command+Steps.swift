@@ -170,6 +170,23 @@ extension Command {
 
         case .deleteWalkLog(let walkLogID, let by):
             return [.step(WalkLogDecider.self, on: .walkLog(walkLogID), .delete(by: by))]
+
+        case .sendMessage(let messageID, let from, let to, let text, let photoID):
+            return [
+                .step(ChatDecider.self, on: .chat(from, to), .send(messageID: messageID, from: from, to: to, text: text, photoID: photoID)),
+                Self.onlyBetweenMates(from, to),
+            ]
+
+        case .editMessage(let messageID, let by, let mate, let text):
+            // After an unpairing the history is read-only.
+            return [
+                .step(ChatDecider.self, on: .chat(by, mate), .edit(messageID: messageID, by: by, text: text)),
+                Self.onlyBetweenMates(by, mate),
+            ]
+
+        case .unsendMessage(let messageID, let by, let mate):
+            // Taking one's words back needs no mate: it works after an unpairing or a block too.
+            return [.step(ChatDecider.self, on: .chat(by, mate), .unsend(messageID: messageID, by: by))]
         }
     }
 
@@ -190,6 +207,15 @@ extension Command {
             steps.append(.step(WalkDecider.self, on: .walk(walk), .erase(user: user)))
         }
         return steps
+    }
+
+    /// Only to a current mate neither of whom blocked the other, checked after the chat's own
+    /// rules. The pair stream is read, never written; an unpairing or block that commits
+    /// meanwhile makes the append fail, so no message lands after it.
+    private static func onlyBetweenMates(_ a: UUID, _ b: UUID) -> Step {
+        .check(MatesDecider.self, on: .mates(a, b)) { pair throws(DomainError) in
+            guard a != b, pair.areMates, !pair.isBlocked else { throw .notMates }
+        }
     }
 
     /// Whether deciding this command (without a refusal) uses up the drop token it presented.

@@ -60,6 +60,13 @@ public enum Command: Sendable, Equatable {
     case changeWalkLogVisibility(walkLogID: UUID, by: UUID, visibility: WalkLogVisibility)
     /// The owner deletes a walk log (its route's key and row go in the same transaction).
     case deleteWalkLog(walkLogID: UUID, by: UUID)
+    /// Write to a mate (`messageID` made by the handler); a text, a chat photo, or both.
+    case sendMessage(messageID: UUID, from: UUID, to: UUID, text: String?, photoID: UUID?)
+    /// The sender replaces the text of their message in the conversation with `mate`.
+    case editMessage(messageID: UUID, by: UUID, mate: UUID, text: String)
+    /// The sender unsends their message in the conversation with `mate`, for both of them. The
+    /// log's edge destroys the message's key in the same transaction.
+    case unsendMessage(messageID: UUID, by: UUID, mate: UUID)
 
     /// The command's name, for metadata and logs.
     public var name: String {
@@ -87,6 +94,9 @@ public enum Command: Sendable, Equatable {
         case .recordWalkLog: "RecordWalkLog"
         case .changeWalkLogVisibility: "ChangeWalkLogVisibility"
         case .deleteWalkLog: "DeleteWalkLog"
+        case .sendMessage: "SendMessage"
+        case .editMessage: "EditMessage"
+        case .unsendMessage: "UnsendMessage"
         }
     }
 }

@@ -34,6 +34,10 @@ public enum DomainError: Error, Equatable, Sendable {
     case userNotFound
     /// A stream that must be new already exists (server-made ids collided; never a client's fault).
     case alreadyExists
+    /// The message was unsent: it cannot be edited.
+    case messageUnsent
+    /// A message can be edited only within 15 minutes of sending it.
+    case editWindowPassed
 
     /// The stable error code of the API.
     public var code: String {
@@ -54,6 +58,8 @@ public enum DomainError: Error, Equatable, Sendable {
         case .notFound: "not_found"
         case .userNotFound: "user_not_found"
         case .alreadyExists: "already_exists"
+        case .messageUnsent: "message_unsent"
+        case .editWindowPassed: "edit_window_passed"
         }
     }
 
@@ -82,6 +88,8 @@ public enum DomainError: Error, Equatable, Sendable {
         case .notFound: "Not found."
         case .userNotFound: "The user does not exist."
         case .alreadyExists: "It already exists."
+        case .messageUnsent: "The message was unsent."
+        case .editWindowPassed: "A message can be edited only within 15 minutes of sending it."
         }
     }
 }

@@ -37,6 +37,10 @@ public enum Event: Equatable, Sendable {
     case walkLogged(WalkLogged)
     case walkLogVisibilityChanged(WalkLogVisibilityChanged)
     case walkLogDeleted(WalkLogDeleted)
+    // chat-<lo>-<hi>
+    case messageSent(MessageSent)
+    case messageEdited(MessageEdited)
+    case messageUnsent(MessageUnsent)
     // any stream: an event whose personal part belonged to a deleted user (never appended)
     case erased(ErasedEvent)
 
@@ -50,6 +54,7 @@ public enum Event: Equatable, Sendable {
         "notifications_cleared", "user_reported", "report_resolved", "user_suspended", "user_unsuspended",
         "user_blocked", "user_unblocked",
         "walk_logged", "walk_log_visibility_changed", "walk_log_deleted",
+        "message_sent", "message_edited", "message_unsent",
     ]
 
     /// The stable type name stored in the log's `type` column (snake_case; never renamed).
@@ -82,6 +87,9 @@ public enum Event: Equatable, Sendable {
         case .walkLogged: "walk_logged"
         case .walkLogVisibilityChanged: "walk_log_visibility_changed"
         case .walkLogDeleted: "walk_log_deleted"
+        case .messageSent: "message_sent"
+        case .messageEdited: "message_edited"
+        case .messageUnsent: "message_unsent"
         case .erased(let e): e.typeName
         }
     }

@@ -57,6 +57,9 @@ extension Event {
             case .walkLogged(let p): return try encoder.encode(p)
             case .walkLogVisibilityChanged(let p): return try encoder.encode(p)
             case .walkLogDeleted(let p): return try encoder.encode(p)
+            case .messageSent(let p): return try encoder.encode(p)
+            case .messageEdited(let p): return try encoder.encode(p)
+            case .messageUnsent(let p): return try encoder.encode(p)
             case .erased(let e): preconditionFailure("an erased \(e.typeName) event is never written")
             }
         } catch {
@@ -118,6 +121,9 @@ extension Event {
         case "walk_logged": return .walkLogged(try payload(WalkLogged.self))
         case "walk_log_visibility_changed": return .walkLogVisibilityChanged(try payload(WalkLogVisibilityChanged.self))
         case "walk_log_deleted": return .walkLogDeleted(try payload(WalkLogDeleted.self))
+        case "message_sent": return .messageSent(try payload(MessageSent.self))
+        case "message_edited": return .messageEdited(try payload(MessageEdited.self))
+        case "message_unsent": return .messageUnsent(try payload(MessageUnsent.self))
         default: throw EventDecodingError.unknownType(typeName)
         }
     }

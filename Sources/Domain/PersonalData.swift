@@ -41,6 +41,7 @@ extension Event {
         "user_registered", "profile_updated", "device_token_set", "nickname_reserved", "nickname_released", "walk_requested",
         "user_reported", "user_suspended",
         "walk_logged",
+        "message_sent", "message_edited",
     ]
 
     /// The user whose personal data this event carries, or `nil` when it carries none. A walk's
@@ -58,6 +59,10 @@ extension Event {
         case .userSuspended(let e): e.userID
         // A walk log's figures and route digest belong to its owner.
         case .walkLogged(let e): e.owner
+        // A message's text and photo belong to its sender (sealed under the message's own key,
+        // itself sealed under the sender's: `messageKeyID`).
+        case .messageSent(let e): e.from
+        case .messageEdited(let e): e.from
         default: nil
         }
     }
@@ -85,6 +90,9 @@ extension Event {
         case .walkLogged(let e): [e.owner]
         case .walkLogVisibilityChanged(let e): [e.owner]
         case .walkLogDeleted(let e): [e.owner]
+        case .messageSent(let e): [e.from, e.to]
+        case .messageEdited(let e): [e.from, e.to]
+        case .messageUnsent(let e): [e.from, e.to]
         case .erased(let e): [e.owner]
         }
     }

@@ -26,6 +26,9 @@ import Foundation
 /// - Walk logs (recording, visibility, deleting): `WalkLogDecider` on `walklog-<uuid>`; that a
 ///   log's `walk_id` is an accepted walk of its owner is checked against the walk stream, read but
 ///   not written (`Command.steps(loaded:)`, `.recordWalkLog`).
+/// - Chat: `ChatDecider` on `chat-<lo>-<hi>` (send, edit within 15 minutes, unsend); sending
+///   and editing only between current mates, checked on the pair stream read but not written
+///   (`Command.steps(loaded:)`, `.sendMessage`), as for walks.
 /// - Every refusal is a `DomainError` with the API's stable code.
 ///
 /// Each stream kind has a `Decider` (`initial`, `evolve`, `decide`); `Command.steps(loaded:)` says
@@ -58,6 +61,7 @@ public enum SniffMeet {
         case .mates: .mates(MatesDecider.initial)
         case .walk: .walk(WalkDecider.initial)
         case .walkLog: .walkLog(WalkLogDecider.initial)
+        case .chat: .chat(ChatDecider.initial)
         }
     }
 
@@ -69,6 +73,7 @@ public enum SniffMeet {
         case .mates(let s): .mates(MatesDecider.evolve(s, event))
         case .walk(let s): .walk(WalkDecider.evolve(s, event))
         case .walkLog(let s): .walkLog(WalkLogDecider.evolve(s, event))
+        case .chat(let s): .chat(ChatDecider.evolve(s, event))
         }
     }
 

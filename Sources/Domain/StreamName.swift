@@ -9,7 +9,7 @@ import UUIDText
 public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The kinds of stream, one per aggregate.
     public enum Kind: String, Sendable, CaseIterable {
-        case user, nickname, mates, walk
+        case user, nickname, mates, walk, chat
         case walkLog = "walklog"
     }
 
@@ -55,6 +55,12 @@ public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The stream of one walk log (a recorded walk).
     public static func walkLog(_ id: UUID) -> StreamName {
         StreamName(unchecked: "walklog-\(id.lowercasedString)")
+    }
+
+    /// The conversation of two mates; the same name whichever order they come in.
+    public static func chat(_ a: UUID, _ b: UUID) -> StreamName {
+        let pair = MatePair(a, b)
+        return StreamName(unchecked: "chat-\(pair.lo.lowercasedString)-\(pair.hi.lowercasedString)")
     }
 
     /// Which aggregate this stream holds.

@@ -7,12 +7,14 @@ public enum StreamState: Sendable, Equatable {
     case mates(MatesState)
     case walk(WalkState)
     case walkLog(WalkLogState)
+    case chat(ChatState)
 
     public var user: UserState? { if case .user(let s) = self { s } else { nil } }
     public var nickname: NicknameState? { if case .nickname(let s) = self { s } else { nil } }
     public var mates: MatesState? { if case .mates(let s) = self { s } else { nil } }
     public var walk: WalkState? { if case .walk(let s) = self { s } else { nil } }
     public var walkLog: WalkLogState? { if case .walkLog(let s) = self { s } else { nil } }
+    public var chat: ChatState? { if case .chat(let s) = self { s } else { nil } }
 }
 
 /// The state of one stream kind, as one case of `StreamState`: how a decider's state goes in

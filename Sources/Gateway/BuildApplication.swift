@@ -33,7 +33,7 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     router.add(
         middleware: TimeoutMiddleware(
             timeout: configuration.requestTimeout,
-            exempt: ["/v1/me/notifications/stream"]
+            exempt: ["/v1/me/notifications/stream", "/v1/me/stream"]
         )
     )
     if let replicas = services.replicas {
@@ -82,6 +82,8 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     let walkLogUploads = signedIn.group()
         .add(middleware: IdempotencyMiddleware(store: services.idempotency, body: BodyReader(limit: WalkLogController.maxUploadBytes)))
     WalkLogController(services: services, runner: runner).addRoutes(uploads: walkLogUploads, queries: signedIn, commands: commands)
+    ChatController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
+    ChatPhotosController(services: services, runner: runner).addRoutes(signedIn: signedIn)
     allowedMethods.load(from: router)
     return router
 }
@@ -156,12 +158,14 @@ public func buildApplication(
     )
     backgroundServices.append(
         ForgetOnNotifyService(channel: DataKeys.erasures, connectionString: configuration.databaseURL, logger: logger) {
-            sealer.keys.forgetCachedKeys()
+            sealer.forgetCachedKeys()
             sealer.forgetRememberedEvents()
         }
     )
     // Live inbox streams are served by one feed per process, ended with the server.
     backgroundServices.append(NotificationFeedService(feed: services.feed))
+    // Chat read markers and typing reach this process's live streams.
+    backgroundServices.append(ChatSignalService(connectionString: configuration.databaseURL, feed: services.feed, logger: logger))
     if background.contains(.idempotencyPurge) {
         backgroundServices.append(IdempotencyPurgeService(store: services.idempotency, sessions: services.sessions, logger: logger))
     }

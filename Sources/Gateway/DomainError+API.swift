@@ -8,9 +8,9 @@ extension DomainError {
             switch self {
             case .validationFailed, .cannotRequestSelf: .badRequest
             case .invalidDropToken, .notAddressee, .notRequester, .notSender: .forbidden
-            case .dropTokenExpired, .walkExpired: .gone
+            case .dropTokenExpired, .walkExpired, .editWindowPassed: .gone
             case .notFound, .userNotFound: .notFound
-            case .nicknameTaken, .alreadyMates, .notPending, .notMates, .alreadyAnswered, .alreadyExists: .conflict
+            case .nicknameTaken, .alreadyMates, .notPending, .notMates, .alreadyAnswered, .alreadyExists, .messageUnsent: .conflict
             }
         return APIError(status, code, message, field: field)
     }

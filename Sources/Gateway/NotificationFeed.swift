@@ -18,6 +18,8 @@ public final class NotificationFeed: Sendable {
     public enum Delivery: Sendable {
         case entries([NotificationJSON])
         case heartbeat
+        /// For `GET /v1/me/stream`: inbox entries and chat, in feed order.
+        case events([MeStreamEvent])
     }
 
     /// How many streams may be open at once.
@@ -30,7 +32,7 @@ public final class NotificationFeed: Sendable {
         }
     }
 
-    private struct Subscriber {
+    struct Subscriber {
         var user: UUID
         /// The last position this stream has been given.
         var position: LogPosition
@@ -38,13 +40,24 @@ public final class NotificationFeed: Sendable {
         var joining: Bool
         var closeAt: ContinuousClock.Instant
         var continuation: AsyncStream<Delivery>.Continuation
+        /// A `GET /v1/me/stream` (inbox and chat) rather than an inbox-only stream.
+        var me = false
+        /// The conversation the app shows (`?viewing=`), on a `me` stream.
+        var viewing: UUID?
     }
 
-    private struct State {
+    struct State {
         var subscribers: [UInt64: Subscriber] = [:]
         var perUser: [UUID: Int] = [:]
         var nextID: UInt64 = 0
         var stopped = false
+        /// Who is typing to whom, until when (8 s after the last announcement).
+        var typing: [TypingPair: ContinuousClock.Instant] = [:]
+    }
+
+    struct TypingPair: Hashable {
+        var from: UUID
+        var to: UUID
     }
 
     let readModels: ReadModels
@@ -60,7 +73,7 @@ public final class NotificationFeed: Sendable {
     /// Deliveries a slow stream may have waiting before it is ended (it resumes with Last-Event-ID).
     static let backlog = 64
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     init(
         readModels: ReadModels,
@@ -90,7 +103,13 @@ public final class NotificationFeed: Sendable {
 
     /// Opens a stream for `user` after `position`, ending at `closeAt`;
     /// `429 rate_limited` past the user's or the process's cap.
-    func subscribe(user: UUID, after position: LogPosition, closeAt: ContinuousClock.Instant) throws -> Subscription {
+    func subscribe(
+        user: UUID,
+        after position: LogPosition,
+        closeAt: ContinuousClock.Instant,
+        me: Bool = false,
+        viewing: UUID? = nil
+    ) throws -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .bufferingOldest(Self.backlog))
         let id = try state.withLock { state throws(APIError) -> UInt64 in
             guard !state.stopped else { throw APIError.unavailable }
@@ -106,7 +125,9 @@ public final class NotificationFeed: Sendable {
                 position: position,
                 joining: true,
                 closeAt: closeAt,
-                continuation: continuation
+                continuation: continuation,
+                me: me,
+                viewing: viewing
             )
             state.perUser[user, default: 0] += 1
             return state.nextID
@@ -126,12 +147,14 @@ public final class NotificationFeed: Sendable {
     /// Serves the streams until cancelled, then ends them all.
     func run() async {
         var readTo: LogPosition?
+        var meReadTo: LogPosition?
         var lastBeat = ContinuousClock.now
         while !Task.isCancelled {
             do {
                 if state.withLock({ $0.subscribers.isEmpty }) {
                     // Nobody listens: nothing to read, and the position is learned again on the next join.
                     readTo = nil
+                    meReadTo = nil
                     try await Task.sleep(for: idlePoll)
                     continue
                 }
@@ -142,9 +165,12 @@ public final class NotificationFeed: Sendable {
                     position = try await readModels.feed(users: [], after: .start, limit: 1).readTo
                 }
                 try await catchUpJoining(to: position)
+                meReadTo = try await serveMeStreams(from: meReadTo)
                 if try await projectorPassed(position) {
                     // Streams still joining are caught up next time, from where they stand.
-                    let listeners = state.withLock { state in Set(state.subscribers.values.filter { !$0.joining }.map(\.user)) }
+                    let listeners = state.withLock { state in
+                        Set(state.subscribers.values.filter { !$0.joining && !$0.me }.map(\.user))
+                    }
                     // Read until the answer is no longer cut short by the batch size.
                     while !listeners.isEmpty {
                         let round = try await readModels.feed(users: Array(listeners), after: position, limit: Self.batch)
@@ -190,7 +216,7 @@ public final class NotificationFeed: Sendable {
     /// own entries up to it; all then stand at `position` at least.
     private func catchUpJoining(to position: LogPosition) async throws {
         let joining = state.withLock { state in
-            state.subscribers.filter(\.value.joining).map { (id: $0.key, user: $0.value.user, from: $0.value.position) }
+            state.subscribers.filter { $0.value.joining && !$0.value.me }.map { (id: $0.key, user: $0.value.user, from: $0.value.position) }
         }
         for joiner in joining {
             var from = joiner.from
@@ -217,7 +243,7 @@ public final class NotificationFeed: Sendable {
         let byUser = Dictionary(grouping: entries, by: \.user)
         let targets = state.withLock { state -> [(UInt64, [NotificationJSON])] in
             var targets: [(UInt64, [NotificationJSON])] = []
-            for (id, subscriber) in state.subscribers where !subscriber.joining {
+            for (id, subscriber) in state.subscribers where !subscriber.joining && !subscriber.me {
                 guard let mine = byUser[subscriber.user] else { continue }
                 let fresh = mine.map(\.entry).filter { $0.position > subscriber.position }
                 guard let last = fresh.last else { continue }
@@ -245,7 +271,7 @@ public final class NotificationFeed: Sendable {
     /// Yields to one stream; a stream whose client does not keep up is ended (it resumes with
     /// `Last-Event-ID`, losing nothing). Returns whether the delivery was taken.
     @discardableResult
-    private func send(_ delivery: Delivery, to id: UInt64) -> Bool {
+    func send(_ delivery: Delivery, to id: UInt64) -> Bool {
         guard let continuation = state.withLock({ $0.subscribers[id]?.continuation }) else { return false }
         if case .dropped = continuation.yield(delivery) {
             continuation.finish()

@@ -64,6 +64,8 @@ struct NotificationStream: Sendable {
             switch delivery {
             case .heartbeat:
                 try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+            case .events:
+                continue  // only `me` streams get these
             case .entries(let entries):
                 var text = ""
                 for entry in entries {

@@ -27,12 +27,15 @@ public final class RateLimiter: Sendable {
         public var user: Budget?
         /// Nickname checks (`GET /v1/nicknames/…`), per address, beside the anonymous budget.
         public var nicknames: Budget?
+        /// Chat messages sent, per user, beside the user's budget.
+        public var messages: Budget?
 
-        public init(ip: Budget?, signUp: Budget?, user: Budget?, nicknames: Budget? = nil) {
+        public init(ip: Budget?, signUp: Budget?, user: Budget?, nicknames: Budget? = nil, messages: Budget? = nil) {
             self.ip = ip
             self.signUp = signUp
             self.user = user
             self.nicknames = nicknames
+            self.messages = messages
         }
 
         /// The defaults (README): 60 anonymous requests per IP at once, one more per second; 20
@@ -43,7 +46,8 @@ public final class RateLimiter: Sendable {
             ip: Budget(burst: 60, perSecond: 1),
             signUp: Budget(burst: 20, perSecond: 0.1),
             user: Budget(burst: 200, perSecond: 50),
-            nicknames: Budget(burst: 30, perSecond: 0.5)
+            nicknames: Budget(burst: 30, perSecond: 0.5),
+            messages: Budget(burst: 20, perSecond: 5)
         )
         public static let off = Budgets(ip: nil, signUp: nil, user: nil)
 
@@ -66,6 +70,7 @@ public final class RateLimiter: Sendable {
                 case "signup": signUp = budget
                 case "user": user = budget
                 case "nickname": nicknames = budget
+                case "message": messages = budget
                 default: return nil
                 }
             }
@@ -78,6 +83,8 @@ public final class RateLimiter: Sendable {
         case signUp(String)
         case user(UUID)
         case nickname(String)
+        /// A chat message sent by this user.
+        case messages(UUID)
     }
 
     private struct Bucket {
@@ -106,6 +113,7 @@ public final class RateLimiter: Sendable {
         case .signUp: budget = budgets.signUp
         case .user: budget = budgets.user
         case .nickname: budget = budgets.nicknames
+        case .messages: budget = budgets.messages
         }
         guard let budget else { return }
         let wait = buckets.withLock { buckets -> Double? in

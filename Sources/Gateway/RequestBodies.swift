@@ -165,10 +165,18 @@ struct ReportBody: Decodable {
     var reason: String
     var walkID: String?
     var note: String?
+    var messageID: String?
     enum CodingKeys: String, CodingKey {
         case userID = "user_id"
         case walkID = "walk_id"
         case reason, note
+        case messageID = "message_id"
+    }
+
+    func reportedMessage() throws -> UUID? {
+        guard let messageID else { return nil }
+        guard let id = UUID(text: messageID) else { throw APIError.validation("message_id", "message_id must be a message id") }
+        return id
     }
 
     func reportedUser() throws -> UUID {

@@ -65,6 +65,15 @@ struct SafetyController {
         let user = try context.user
         let body = try await services.body.decode(ReportBody.self, from: request)
         let metadata = try context.command
+        // A reported message must be theirs, in our conversation (API.md); anything else is `404`.
+        if let message = try body.reportedMessage() {
+            let reported = try body.reportedUser()
+            let head = try await services.gate.admitted { [log = services.log] in try await log.head() }
+            try await services.progress.waitUntil(head, projectors: ["chats"], timeout: .seconds(3))
+            guard let row = try await services.readModels.message(message, between: user, and: reported), row.from == reported,
+                user != reported
+            else { throw APIError.notFound }
+        }
         let outcome = try await runner.run(
             .report(
                 reportID: metadata.commandID,

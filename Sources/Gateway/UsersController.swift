@@ -125,6 +125,7 @@ struct UsersController {
             try IdempotencyStore.forget(user, on: connection)
             try PhotoStore.deleteAll(of: user, on: connection)
             try WalkRouteStore.deleteAll(of: user, on: connection)
+            try PhotoStore.deleteAllChatPhotos(of: user, on: connection)
         }
         services.sessions.forget(user)
         return NoContent(logPosition: try await runner.position(of: outcome))

@@ -15,6 +15,8 @@ import UUIDText
 /// and read as they are.
 public struct EventSealer: Sendable {
     public let keys: DataKeys
+    /// Chat messages' own keys, each sealed under its sender's data key.
+    public let messageKeys: MessageKeys
     private let nicknameStreams: SymmetricKey
     /// Events this process appended, by event id, as the domain decided them: the projectors
     /// of the same process read them back moments later, and opening and decoding them again
@@ -25,6 +27,7 @@ public struct EventSealer: Sendable {
     /// `secret` is the server's master key.
     public init(secret: SymmetricKey) {
         self.keys = DataKeys(secret: secret)
+        self.messageKeys = MessageKeys(dataKeys: keys)
         self.nicknameStreams = ServerSecret.derive(secret, purpose: "nickname streams")
     }
 
@@ -40,14 +43,23 @@ public struct EventSealer: Sendable {
 
     // MARK: Sealing
 
-    /// The users whose keys sealing `events` needs.
+    /// The users whose keys sealing `events` needs (a chat message's sender included: their key
+    /// seals the message's own).
     public static func owners(of events: some Sequence<Event>) -> Set<UUID> {
         Set(events.compactMap(\.personalDataOwner))
     }
 
-    /// `event` as the log stores it, given its owner's key among `keys`.
+    /// The chat messages whose own keys sealing `events` needs, each with its sender.
+    public static func messages(of events: some Sequence<Event>) -> [UUID: UUID] {
+        var messages: [UUID: UUID] = [:]
+        for event in events { if let message = event.messageKeyID, let sender = event.personalDataOwner { messages[message] = sender } }
+        return messages
+    }
+
+    /// `event` as the log stores it, given its owner's key among `keys` (for a chat message,
+    /// the message's own key, under the message's id: ids never collide).
     public func data(of event: Event, keys: [UUID: DataKeys.Entry]) throws -> Data {
-        guard let owner = event.personalDataOwner else { return event.encodedData() }
+        guard let owner = event.messageKeyID ?? event.personalDataOwner else { return event.encodedData() }
         guard case .key(let key) = keys[owner] else {
             throw keys[owner] == nil ? PersonalDataError.missingKey(owner) : PersonalDataError.erased(owner)
         }
@@ -67,7 +79,9 @@ public struct EventSealer: Sendable {
     /// keys they need on `connection`.
     public func data(of events: [Event], on connection: Connection) throws -> [Data] {
         let owners = Self.owners(of: events)
-        let keys = owners.isEmpty ? [:] : try self.keys.entries(for: owners, creating: true, on: connection)
+        var keys = owners.isEmpty ? [:] : try self.keys.entries(for: owners, creating: true, on: connection)
+        let messages = Self.messages(of: events)
+        if !messages.isEmpty { keys.merge(try messageKeys.entries(for: messages, creating: true, on: connection)) { $1 } }
         return try events.map { try data(of: $0, keys: keys) }
     }
 
@@ -75,11 +89,19 @@ public struct EventSealer: Sendable {
     /// appends that have no connection of their own (group commit).
     public func keys(for events: some Sequence<Event>, pool: ConnectionPool) async throws -> [UUID: DataKeys.Entry] {
         let owners = Self.owners(of: events)
+        let messages = Self.messages(of: events)
         var found: [UUID: DataKeys.Entry] = [:]
         for owner in owners { found[owner] = keys.cached(owner) }
-        guard found.count < owners.count else { return found }
+        for message in messages.keys { found[message] = messageKeys.cached(message) }
+        guard found.count < owners.count + messages.count else { return found }
         let keys = self.keys
-        return try await pool.withConnection { connection in try keys.entries(for: owners, creating: true, on: connection) }
+        let messageKeys = self.messageKeys
+        return try await pool.withConnection { connection in
+            var found = try keys.entries(for: owners, creating: true, on: connection)
+            // Created outside the append's transaction: a refused message leaves an unused key.
+            if !messages.isEmpty { found.merge(try messageKeys.entries(for: messages, creating: true, on: connection)) { $1 } }
+            return found
+        }
     }
 
     // MARK: Opening
@@ -143,11 +165,27 @@ public struct EventSealer: Sendable {
         }
     }
 
-    /// The owners of the sealed records among `records`.
+    /// The owners of the sealed records among `records` (users; chat messages are `messages(of:)`).
     public static func owners(of records: some Sequence<RecordedEvent>) throws -> Set<UUID> {
+        try ownersAndMessages(of: records).owners
+    }
+
+    /// The users and the chat messages whose keys open the sealed records among `records`.
+    static func ownersAndMessages(of records: some Sequence<RecordedEvent>) throws -> (owners: Set<UUID>, messages: Set<UUID>) {
         var owners: Set<UUID> = []
-        for record in records { if let sealed = try sealed(record) { owners.insert(sealed.owner) } }
-        return owners
+        var messages: Set<UUID> = []
+        for record in records {
+            guard let sealed = try sealed(record) else { continue }
+            if Event.messageKeyedTypeNames.contains(record.type) { messages.insert(sealed.owner) } else { owners.insert(sealed.owner) }
+        }
+        return (owners, messages)
+    }
+
+    /// The entries of `owners` and `messages`, in one dictionary (their ids never collide).
+    private func entries(owners: Set<UUID>, messages: Set<UUID>, on connection: Connection) throws -> [UUID: DataKeys.Entry] {
+        var found = owners.isEmpty ? [:] : try keys.entries(for: owners, creating: false, on: connection)
+        if !messages.isEmpty { found.merge(try messageKeys.entries(reading: messages, on: connection)) { $1 } }
+        return found
     }
 
     /// The domain event of `record`, opened with its owner's key among `keys`; `Event.erased`
@@ -162,6 +200,9 @@ public struct EventSealer: Sendable {
         }
         switch keys[owner] {
         case nil: throw PersonalDataError.missingKey(owner)
+        case .erased where record.type == "message_sent":
+            // An unsent or erased message keeps its place, sender and time: its clear part.
+            return try Event.decode(typeName: record.type, schemaVersion: record.schemaVersion, data: record.data)
         case .erased: return .erased(ErasedEvent(typeName: record.type, owner: owner))
         case .key(let key):
             guard let sealedBox = try? AES.GCM.SealedBox(combined: box),
@@ -180,6 +221,12 @@ public struct EventSealer: Sendable {
     /// Forgets every remembered event (a key was erased: nothing of it may stay readable here).
     public func forgetRememberedEvents() { appended.forgetAll() }
 
+    /// Forgets every cached user and message key (another process destroyed one).
+    public func forgetCachedKeys() {
+        keys.forgetCachedKeys()
+        messageKeys.forgetCachedKeys()
+    }
+
     /// The domain events of `records`, reading the keys they need on `connection`. Events this
     /// process appended come from memory (`remember(_:)`), each once.
     public func events(from records: [RecordedEvent], on connection: Connection) throws -> [Event] {
@@ -187,8 +234,13 @@ public struct EventSealer: Sendable {
         if !known.contains(where: { $0 == nil }) { return known.map { $0! } }
         // Each record's sealed member is found once, for its owner's key and for opening it.
         let sealed = try zip(records, known).map { record, event in event == nil ? try Self.sealed(record) : nil }
-        let owners = Set(sealed.compactMap { $0?.owner })
-        let keys = owners.isEmpty ? [:] : try self.keys.entries(for: owners, creating: false, on: connection)
+        var owners: Set<UUID> = []
+        var messages: Set<UUID> = []
+        for (record, found) in zip(records, sealed) {
+            guard let found else { continue }
+            if Event.messageKeyedTypeNames.contains(record.type) { messages.insert(found.owner) } else { owners.insert(found.owner) }
+        }
+        let keys = try entries(owners: owners, messages: messages, on: connection)
         return try records.indices.map { index in
             if let event = known[index] { return event }
             return try event(from: records[index], sealed: sealed[index], keys: keys)
@@ -197,18 +249,19 @@ public struct EventSealer: Sendable {
 
     /// The keys `records` need, read on `connection` where not cached.
     public func keys(for records: some Sequence<RecordedEvent>, on connection: Connection) throws -> [UUID: DataKeys.Entry] {
-        let owners = try Self.owners(of: records)
-        return owners.isEmpty ? [:] : try keys.entries(for: owners, creating: false, on: connection)
+        let (owners, messages) = try Self.ownersAndMessages(of: records)
+        return try entries(owners: owners, messages: messages, on: connection)
     }
 
     /// The keys `records` need, read through `pool` where not cached.
     public func keys(for records: some Sequence<RecordedEvent>, pool: ConnectionPool) async throws -> [UUID: DataKeys.Entry] {
-        let owners = try Self.owners(of: records)
+        let (owners, messages) = try Self.ownersAndMessages(of: records)
         var found: [UUID: DataKeys.Entry] = [:]
         for owner in owners { found[owner] = keys.cached(owner) }
-        guard found.count < owners.count else { return found }
-        let keys = self.keys
-        return try await pool.withConnection { connection in try keys.entries(for: owners, creating: false, on: connection) }
+        for message in messages { found[message] = messageKeys.cached(message) }
+        guard found.count < owners.count + messages.count else { return found }
+        let sealer = self
+        return try await pool.withConnection { connection in try sealer.entries(owners: owners, messages: messages, on: connection) }
     }
 
     /// One JSON object of the members of both: the clear part as stored (its `sealed` member is

@@ -4,6 +4,7 @@ public enum Projectors {
     public static let all: [any Projector] = [
         ProfilesProjector(), MatesProjector(), MateRequestsProjector(), WalksProjector(), NotificationsProjector(), SafetyProjector(),
         WalkLogsProjector(),
+        ChatsProjector(),
     ]
 
     public static var names: [String] { all.map(\.name) }

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import PersonalData
 import Postgres
@@ -32,11 +33,20 @@ enum PushOutbox {
             RETURNING o.*)
         SELECT c.push_id, c.session_id, c.expires_at, c.entry_at, c.attempts,
                encode(s.device_token_mac, 'hex'), encode(s.device_token_sealed, 'hex'), s.locale, n.notification_id IS NOT NULL,
-               \(NotificationRow.columns)
+               \(NotificationRow.columns),
+               m.from_user, m.text, m.photo_id IS NOT NULL, m.sent_at, m.unsent, m.log_transaction_id, m.log_position, m.dog,
+               v.viewing IS NOT NULL, c.notification_id
         FROM claimed c
         LEFT JOIN LATERAL (
             SELECT * FROM notifications n WHERE n.notification_id = c.notification_id AND n.user_id = c.user_id LIMIT 1) n ON true
         LEFT JOIN LATERAL (SELECT * FROM sessions s WHERE s.session_id = c.session_id LIMIT 1) s ON true
+        LEFT JOIN LATERAL (
+            SELECT m.*, coalesce((p.card::jsonb)->>'dog_name', '') AS dog FROM chat_messages m
+            LEFT JOIN profiles p ON p.user_id = m.from_user
+            WHERE m.message_id = c.notification_id AND m.to_user = c.user_id LIMIT 1) m ON true
+        LEFT JOIN LATERAL (
+            SELECT 1 AS viewing FROM chat_viewing v
+            WHERE v.session_id = c.session_id AND v.mate_id = m.from_user AND v.until > now() LIMIT 1) v ON true
         """
 
     /// Claims up to `limit` due rows for `lease` seconds.
@@ -45,7 +55,30 @@ enum PushOutbox {
         let rows = try connection.pipeline([relaxed, .init(claimSQL, [limit, lease], prepared: true)])[1].rows
         return try rows.map { row in
             let pushID = try row.uuid(0)
-            guard try row.bool(8) else { return .nothing(pushID: pushID, reason: "entry gone") }
+            // A chat message (its row names the sender): not if unsent meanwhile, not to a device
+            // whose live stream shows the conversation.
+            let chatColumn = 9 + 13
+            var chatEntry: NotificationRow?
+            if !(try row.bool(8)), !row.isNull(chatColumn) {
+                if try row.bool(chatColumn + 4) { return .nothing(pushID: pushID, reason: "message unsent") }
+                if try row.bool(chatColumn + 8) { return .nothing(pushID: pushID, reason: "conversation on screen") }
+                let text = row.optionalString(chatColumn + 1)
+                chatEntry = NotificationRow(
+                    notificationID: try row.uuid(chatColumn + 9),
+                    category: "chat_message",
+                    fromUser: try row.uuid(chatColumn),
+                    fromDogName: row.optionalString(chatColumn + 7) ?? "",
+                    requestID: nil,
+                    walkID: nil,
+                    message: text ?? "📷",
+                    latitude: nil,
+                    longitude: nil,
+                    placeName: nil,
+                    createdAt: try row.date(chatColumn + 3),
+                    position: LogPosition(transactionID: try row.uint64(chatColumn + 5), position: try row.int64(chatColumn + 6))
+                )
+            }
+            guard try row.bool(8) || chatEntry != nil else { return .nothing(pushID: pushID, reason: "entry gone") }
             guard let macHex = row.optionalString(5), let sealedHex = row.optionalString(6), let mac = Hex.bytes(macHex),
                 let sealed = Hex.bytes(sealedHex)
             else { return .nothing(pushID: pushID, reason: "no device") }
@@ -53,7 +86,9 @@ enum PushOutbox {
             guard let token = try? seal.open(mac: Data(mac), sealed: Data(sealed)) else {
                 return .nothing(pushID: pushID, reason: "device token unreadable")
             }
-            guard let entry = try? NotificationRow(row, from: 9) else { return .nothing(pushID: pushID, reason: "entry unreadable") }
+            guard let entry = try chatEntry ?? (try? NotificationRow(row, from: 9)) else {
+                return .nothing(pushID: pushID, reason: "entry unreadable")
+            }
             let push = OutgoingPush(
                 pushID: pushID,
                 sessionID: try row.uuid(1),

@@ -57,6 +57,8 @@ enum PushPayload {
                         text.string("body", alert.body)
                     }
                     aps.string("sound", "default")
+                    // Notification Center groups a conversation's messages.
+                    if entry.category == "chat_message" { aps.id("thread-id", entry.fromUser) }
                 }
                 try body.object("notification", entry)
             }
@@ -87,6 +89,8 @@ enum PushPayload {
         case ("walk_declined", false): return Alert(title: "산책 거절", body: "\(dog)은(는) 이번에는 함께할 수 없어요.")
         case ("walk_expired", true): return Alert(title: "Walk request expired", body: "\(dog) did not answer in time.")
         case ("walk_expired", false): return Alert(title: "산책 요청 만료", body: "\(dog)의 응답 시간이 지났어요.")
+        // A chat message: the dog's name, and the text (or "📷" for a photo).
+        case ("chat_message", _): return Alert(title: dog, body: message ?? "📷")
         case (_, true): return Alert(title: "SniffMeet", body: "News from \(dog).")
         case (_, false): return Alert(title: "SniffMeet", body: "\(dog)의 새 소식이 있어요.")
         }

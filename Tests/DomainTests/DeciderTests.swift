@@ -14,6 +14,8 @@ final class DeciderTests: XCTestCase {
         try w.run(.recordWalkLog(walkLogID: walkLog1, owner: bob, walkID: walk1, figures: figures(), visibility: .mates))
         try w.run(.changeWalkLogVisibility(walkLogID: walkLog1, by: bob, visibility: .private))
         try w.run(.deleteWalkLog(walkLogID: walkLog1, by: bob))
+        try w.run(.sendMessage(messageID: message1, from: bob, to: alice, text: "Hi", photoID: nil))
+        try w.run(.unsendMessage(messageID: message1, by: bob, mate: alice))
         try w.run(.unpair(by: alice, mate: bob))
         XCTAssertEqual(Set(w.log.keys.map(\.kind)), Set(StreamName.Kind.allCases))
         for (stream, events) in w.log {
@@ -31,6 +33,7 @@ final class DeciderTests: XCTestCase {
         XCTAssertEqual(MatesDecider.initial.embedded, SniffMeet.initialState(of: .mates(alice, bob)))
         XCTAssertEqual(WalkDecider.initial.embedded, SniffMeet.initialState(of: .walk(walk1)))
         XCTAssertEqual(WalkLogDecider.initial.embedded, SniffMeet.initialState(of: .walkLog(walkLog1)))
+        XCTAssertEqual(ChatDecider.initial.embedded, SniffMeet.initialState(of: .chat(alice, bob)))
     }
 
     func testStatesGoInAndOutOfStreamStateOfTheirKindOnly() throws {
@@ -71,6 +74,7 @@ final class DeciderTests: XCTestCase {
         case .mates: MatesDecider.fold(events).embedded
         case .walk: WalkDecider.fold(events).embedded
         case .walkLog: WalkLogDecider.fold(events).embedded
+        case .chat: ChatDecider.fold(events).embedded
         }
     }
 }

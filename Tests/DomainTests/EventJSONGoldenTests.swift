@@ -172,7 +172,9 @@ final class EventJSONGoldenTests: XCTestCase {
     ]
 
     func testEveryEventTypeHasAGolden() {
-        XCTAssertEqual(Self.goldens.map(\.0.typeName), Event.typeNames)
+        // The chat events' goldens live beside their rules (ChatEventJSONGoldenTests).
+        let chat = ChatEventJSONGoldenTests.goldens.map(\.0.typeName).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        XCTAssertEqual(Self.goldens.map(\.0.typeName) + chat, Event.typeNames)
         XCTAssertEqual(Set(Event.typeNames).count, 27)
     }
 

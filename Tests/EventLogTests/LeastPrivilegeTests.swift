@@ -103,8 +103,21 @@ final class LeastPrivilegeTests: XCTestCase {
         }
     }
 
-    /// Every table but the log, the migrations' record, photos (above) and walk routes (which are
-    /// inserted, read and deleted, never rewritten, like photos) is the runtime's to
+    /// Chat photos likewise: inserted, read and deleted (with their message or account), never rewritten.
+    func testTheRuntimeRoleCannotRewriteAChatPhoto() async throws {
+        let rights = try await pool.withConnection { connection in
+            try connection.execute(
+                """
+                SELECT p.privilege FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p(privilege)
+                WHERE has_table_privilege('chat_photos', p.privilege) ORDER BY 1
+                """
+            ).rows.map { try $0.string(0) }
+        }
+        XCTAssertEqual(rights, ["DELETE", "INSERT", "SELECT"])
+    }
+
+    /// Every table but the log, the migrations' record, photos and chat photos (above) and walk
+    /// routes (which are inserted, read and deleted, never rewritten, like photos) is the runtime's to
     /// read and write, including tables created later by the owner (new migrations, rebuilds).
     func testTheRuntimeRoleHasOrdinaryRightsOnEveryOtherTable() async throws {
         let owner = ConnectionPool(connectionString: logins.owner, maxConnections: 1)
@@ -117,7 +130,7 @@ final class LeastPrivilegeTests: XCTestCase {
                 FROM pg_class c
                 CROSS JOIN unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) AS p(privilege)
                 WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
-                  AND c.relname NOT IN ('events', 'schema_migrations', 'photos', 'walk_routes')
+                  AND c.relname NOT IN ('events', 'schema_migrations', 'photos', 'walk_routes', 'chat_photos')
                   AND NOT has_table_privilege(c.oid, p.privilege)
                 ORDER BY 1
                 """

@@ -110,7 +110,7 @@ final class Harness: @unchecked Sendable {
                         walk.answeredAt
                     )
                 )
-            case .nickname, .walkLog:
+            case .nickname, .walkLog, .chat:
                 continue
             }
         }

@@ -131,9 +131,12 @@ final class RebuildTests: XCTestCase {
         let clean = try Verifier(connectionString: h.connectionString, sealer: TestDatabase.sealer).run()
         XCTAssertEqual(
             clean.map(\.table),
-            ["profiles", "mates", "mate_requests", "walks", "notifications", "notification_senders", "blocks", "reports", "walk_logs"]
+            [
+                "profiles", "mates", "mate_requests", "walks", "notifications", "notification_senders", "blocks", "reports",
+                "walk_logs", "chat_messages", "chat_conversations",
+            ]
         )
-        XCTAssertEqual(clean.map(\.differingRows), [0, 0, 0, 0, 0, 0, 0, 0, 0])
+        XCTAssertEqual(clean.map(\.differingRows), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
         XCTAssertTrue(clean.allSatisfy { $0.liveRows == $0.expectedRows && $0.checkpoint == h.lastPosition })
 
         try await h.query { c in
