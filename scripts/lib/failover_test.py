@@ -100,6 +100,7 @@ class Load:
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.acknowledged = []  # (walk id, serve, started)
+        self.finished = {}  # walk id -> when its 201 arrived
         self.statuses = {}
         self.errors = 0  # no HTTP answer at all (connection refused or reset, timeout)
         self.threads = [threading.Thread(target=self.writer, args=(i,), daemon=True) for i in range(16)]
@@ -123,6 +124,7 @@ class Load:
                 self.statuses[status] = self.statuses.get(status, 0) + 1
                 if status == 201:
                     self.acknowledged.append((body["walk_id"], serve, started))
+                    self.finished[body["walk_id"]] = time.time()
             if status >= 500:
                 time.sleep(0.1)  # what a client does on 503 (Retry-After is 1 s at most here)
 
@@ -227,7 +229,10 @@ def one_round(args, number, pairs):
     if verify.returncode != 0:
         print(verify.stdout[-1500:])
     if missing:
-        print("missing walks: %s" % ", ".join(sorted(missing)[:20]))
+        # When each lost walk was sent and answered, against the fault and the promotion.
+        for walk, serve, started in sorted((a for a in load.acknowledged if a[0] in missing), key=lambda a: a[2])[:20]:
+            print("  missing %s via %s: sent at fault%+.1f s, 201 at promotion%+.1f s" % (
+                walk, serve, started - fault, load.finished[walk] - promoted))
     return row
 
 
