@@ -14,6 +14,7 @@ within 15 s of the promotion, the read models must catch up and `sniffmeet verif
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -92,6 +93,17 @@ def psql(node, sql):
     return result.stdout.split()
 
 
+def walreceiver(node):
+    """Pid of a standby's WAL receiver process."""
+    with open(os.path.join(os.environ["SNIFFMEET_CLUSTER_DIR"], node, "data", "postmaster.pid")) as pidfile:
+        postmaster = pidfile.readline().strip()
+    listing = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", postmaster], stdout=subprocess.PIPE, text=True).stdout
+    for line in listing.splitlines():
+        if "walreceiver" in line:
+            return int(line.split()[0])
+    return None
+
+
 class Load:
     """16 writers; every outcome recorded with the time its request started."""
 
@@ -165,12 +177,20 @@ def one_round(args, number, pairs):
         cluster("freeze-node", old)
     else:
         victim = sync or others[0]
+        survivor = next(n for n in others if n != victim)
+        receiver = walreceiver(survivor) if args.asynchronous else None
         cluster("kill-node", victim)
         killed.append(victim)
+        if receiver:
+            # The control: the surviving standby's WAL receiver paused (a slow link) while an
+            # asynchronous primary goes on acknowledging.
+            os.kill(receiver, signal.SIGSTOP)
         time.sleep(args.standby_head_start)
         fault = time.time()
         cluster("kill-node", old)
         killed.append(old)
+        if receiver:
+            os.kill(receiver, signal.SIGCONT)
         # The promoted standby is alone: with synchronous_mode_strict it takes no write until
         # a standby is back, so the first victim restarts at once.
         cluster("start-node", victim)
