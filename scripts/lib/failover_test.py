@@ -178,19 +178,22 @@ def one_round(args, number, pairs):
     else:
         victim = sync or others[0]
         survivor = next(n for n in others if n != victim)
-        receiver = walreceiver(survivor) if args.asynchronous else None
         cluster("kill-node", victim)
         killed.append(victim)
-        if receiver:
-            # The control: the surviving standby's WAL receiver paused (a slow link) while an
-            # asynchronous primary goes on acknowledging.
-            os.kill(receiver, signal.SIGSTOP)
-        time.sleep(args.standby_head_start)
+        head_start_end = time.time() + args.standby_head_start
+        while time.time() < head_start_end:
+            if args.asynchronous:
+                # The control: the surviving standby cut off (its WAL receiver stopped each time
+                # it reconnects, as a broken link would) while an asynchronous primary goes on
+                # acknowledging. Stopping it (SIGSTOP) would not do: what the primary already
+                # sent waits in the socket and arrives afterwards.
+                receiver = walreceiver(survivor)
+                if receiver:
+                    os.kill(receiver, signal.SIGTERM)
+            time.sleep(0.2)
         fault = time.time()
         cluster("kill-node", old)
         killed.append(old)
-        if receiver:
-            os.kill(receiver, signal.SIGCONT)
         # The promoted standby is alone: with synchronous_mode_strict it takes no write until
         # a standby is back, so the first victim restarts at once.
         cluster("start-node", victim)
