@@ -161,6 +161,7 @@ public func buildApplication(
         router: router,
         server: .http1(
             configuration: .init(
+                additionalChannelHandlers: [HeadTooLargeHandler()],
                 idleTimeout: .nanoseconds(
                     Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
                         + configuration.idleTimeout.components.attoseconds / 1_000_000_000
