@@ -38,7 +38,14 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     )
     let signUp = router.group()
         .add(middleware: SignUpBudgetMiddleware(limiter: services.limiter, trustForwardedFor: configuration.trustForwardedFor))
-        .add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body, handsOutToken: true))
+        .add(
+            middleware: IdempotencyMiddleware(
+                store: services.idempotency,
+                body: services.body,
+                handsOutToken: true,
+                trustForwardedFor: configuration.trustForwardedFor
+            )
+        )
     let signedIn = router.group()
         .add(
             middleware: AuthenticationMiddleware(authenticator: services.authenticator, trustForwardedFor: configuration.trustForwardedFor)
