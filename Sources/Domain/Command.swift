@@ -60,6 +60,10 @@ public enum Command: Sendable, Equatable {
     case changeWalkLogVisibility(walkLogID: UUID, by: UUID, visibility: WalkLogVisibility)
     /// The owner deletes a walk log (its route's key and row go in the same transaction).
     case deleteWalkLog(walkLogID: UUID, by: UUID)
+    /// The one-time upgrade (`sniffmeet upgrade nicknames`): `userID`'s current nickname is
+    /// reserved on its keyed stream, where a reservation made before nickname streams had keyed
+    /// names is missing. Nothing for a user who holds it already, or is deleted or unknown.
+    case reclaimNickname(userID: UUID)
 
     /// The command's name, for metadata and logs.
     public var name: String {
@@ -87,6 +91,7 @@ public enum Command: Sendable, Equatable {
         case .recordWalkLog: "RecordWalkLog"
         case .changeWalkLogVisibility: "ChangeWalkLogVisibility"
         case .deleteWalkLog: "DeleteWalkLog"
+        case .reclaimNickname: "ReclaimNickname"
         }
     }
 }
