@@ -266,7 +266,7 @@ public struct CommandHandler: Sendable {
             guard let walk = states[.walk(walkID)]?.walk, let from = walk.from, let to = walk.to else { return [] }
             return [from, to]
         case .registerUser, .updateProfile, .dismissNotification, .deleteAccount, .clearNotifications, .block, .unblock, .report,
-            .resolveReport, .suspendUser, .unsuspendUser, .sendMessage, .editMessage, .unsendMessage:
+            .resolveReport, .suspendUser, .unsuspendUser, .sendMessage, .editMessage, .unsendMessage, .reclaimNickname:
             return []
         case .recordWalkLog(_, let owner, _, _, _): return [owner]
         case .changeWalkLogVisibility(_, let by, _), .deleteWalkLog(_, let by): return [by]

@@ -187,6 +187,15 @@ extension Command {
         case .unsendMessage(let messageID, let by, let mate):
             // Taking one's words back needs no mate: it works after an unpairing or a block too.
             return [.step(ChatDecider.self, on: .chat(by, mate), .unsend(messageID: messageID, by: by))]
+
+        case .reclaimNickname(let userID):
+            // The user stream is only read, as a condition: a nickname change or a deletion that
+            // commits meanwhile makes the append fail and the reclaim be decided again. Its
+            // nickname is known once it is loaded; a deleted or unknown user reclaims nothing.
+            guard let user = loaded[.user(userID)]?.user, !user.isDeleted, let nickname = user.nickname else {
+                return [.read(.user(userID))]
+            }
+            return [.read(.user(userID)), .step(NicknameDecider.self, on: .nickname(nickname), .reserve(nickname: nickname, user: userID))]
         }
     }
 

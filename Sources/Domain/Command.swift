@@ -67,6 +67,10 @@ public enum Command: Sendable, Equatable {
     /// The sender unsends their message in the conversation with `mate`, for both of them. The
     /// log's edge destroys the message's key in the same transaction.
     case unsendMessage(messageID: UUID, by: UUID, mate: UUID)
+    /// The one-time upgrade (`sniffmeet upgrade nicknames`): `userID`'s current nickname is
+    /// reserved on its keyed stream, where a reservation made before nickname streams had keyed
+    /// names is missing. Nothing for a user who holds it already, or is deleted or unknown.
+    case reclaimNickname(userID: UUID)
 
     /// The command's name, for metadata and logs.
     public var name: String {
@@ -97,6 +101,7 @@ public enum Command: Sendable, Equatable {
         case .sendMessage: "SendMessage"
         case .editMessage: "EditMessage"
         case .unsendMessage: "UnsendMessage"
+        case .reclaimNickname: "ReclaimNickname"
         }
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 ///   `UserDecider`.
 /// - Nicknames unique ignoring case: `NicknameDecider` on `nickname-<key>` streams,
 ///   written in the same append as the user stream (`Command.steps(loaded:)`, `.registerUser` /
-///   `.updateProfile`: release the old and reserve the new only when the nickname's key changes).
+///   `.updateProfile`: release the old and reserve the new only when the nickname's key changes;
+///   `.reclaimNickname`: the one-time upgrade of nicknames reserved only in legacy streams).
 /// - Drop tokens, mate requests, answers, unpairing: `MatesDecider` on `mates-<lo>-<hi>`; that a
 ///   RequestMate spends its token even when it changes nothing: `Command.consumesDropToken`.
 /// - Walk requests, answers, cancelling, expiry: `WalkDecider` on `walk-<uuid>`;

@@ -94,6 +94,12 @@ public struct APIError: Error, Sendable, Equatable {
         "already_registered",
         "This request already succeeded; its token cannot be shown again."
     )
+    /// A request head past `SNIFFMEET_MAX_HEADER_BYTES` or 100 fields (answered by `HeadTooLargeHandler`).
+    public static let requestHeadTooLarge = APIError(
+        .requestHeaderFieldsTooLarge,
+        "request_header_fields_too_large",
+        "The request head is too large or has too many fields."
+    )
     public static let unexpected = APIError(.internalServerError, "internal_error", "Something went wrong on our side.")
 }
 
@@ -114,7 +120,11 @@ extension APIError: HTTPResponseError {
         for (name, value) in headers {
             if let name = HTTPField.Name(name) { fields[name] = value }
         }
-        let data = (try? ResponseEncoder().encode(Body(error: .init(code: code, message: message, field: field)))) ?? Data()
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bodyData)))
+    }
+
+    /// The JSON body alone, for answers written below the router.
+    var bodyData: Data {
+        (try? ResponseEncoder().encode(Body(error: .init(code: code, message: message, field: field)))) ?? Data()
     }
 }

@@ -43,7 +43,14 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     }
     let signUp = router.group()
         .add(middleware: SignUpBudgetMiddleware(limiter: services.limiter, trustForwardedFor: configuration.trustForwardedFor))
-        .add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body, handsOutToken: true))
+        .add(
+            middleware: IdempotencyMiddleware(
+                store: services.idempotency,
+                body: services.body,
+                handsOutToken: true,
+                trustForwardedFor: configuration.trustForwardedFor
+            )
+        )
     let signedIn = router.group()
         .add(
             middleware: AuthenticationMiddleware(authenticator: services.authenticator, trustForwardedFor: configuration.trustForwardedFor)
@@ -187,6 +194,7 @@ public func buildApplication(
         router: router,
         server: .http1(
             configuration: .init(
+                additionalChannelHandlers: [HeadTooLargeHandler()],
                 idleTimeout: .nanoseconds(
                     Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
                         + configuration.idleTimeout.components.attoseconds / 1_000_000_000

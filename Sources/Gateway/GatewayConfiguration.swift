@@ -52,7 +52,7 @@ public struct GatewayConfiguration: Sendable {
     /// (`SNIFFMEET_IDLE_TIMEOUT_SECONDS`, default 30).
     public var idleTimeout: Duration
     /// Largest request head (request line and all header fields) accepted; a larger one is
-    /// `400` and the connection is closed (`SNIFFMEET_MAX_HEADER_BYTES`, default 16 KiB).
+    /// `431` and the connection is closed (`SNIFFMEET_MAX_HEADER_BYTES`, default 16 KiB).
     public var maxHeaderBytes: Int
     /// The server's master secret (`ServerSecret`). The default, a random one, suits a single
     /// test process only: `sniffmeet serve` always loads the configured one.

@@ -3,7 +3,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// Runs a command route once per (caller, `Idempotency-Key`): a repeat with the same request
+/// Runs a command route once per (caller, `Idempotency-Key`), where an anonymous caller is its
+/// address and request (`IdempotencyStore.anonymousScope`): a repeat with the same request
 /// gets the stored answer without reaching the route, one with a different request
 /// `422 idempotency_key_reused`. Otherwise the route runs with its `CommandMetadata` in the
 /// context (`context.command`): the id derived from (caller, key), so that even a retry racing
@@ -19,6 +20,8 @@ struct IdempotencyMiddleware: RouterMiddleware {
     let store: IdempotencyStore
     let body: BodyReader
     var handsOutToken = false
+    /// Whose address an anonymous request comes from (`Request.clientAddress`).
+    var trustForwardedFor = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
@@ -34,8 +37,16 @@ struct IdempotencyMiddleware: RouterMiddleware {
         guard IdempotencyStore.isValidKey(key) else {
             throw APIError.validation("Idempotency-Key", "Idempotency-Key must be 1 to 200 visible ASCII characters")
         }
-        let scope = actor ?? (context.isOperator ? IdempotencyStore.operators : IdempotencyStore.anonymous)
         let fingerprint = IdempotencyStore.requestHash(method: request.method.rawValue, path: request.uri.path, body: raw)
+        let scope: UUID
+        if let actor {
+            scope = actor
+        } else if context.isOperator {
+            scope = IdempotencyStore.operators
+        } else {
+            let client = request.clientAddress(context, trustForwardedFor: trustForwardedFor)
+            scope = store.anonymousScope(client: client, requestHash: fingerprint)
+        }
         if let stored = try await store.lookup(scope: scope, key: key) {
             guard stored.requestHash == fingerprint else { throw APIError.idempotencyKeyReused }
             return stored.answer.response

@@ -32,6 +32,7 @@ public struct IdempotencyStore: Sendable {
     let gate: DatabaseGate
     private let keyMAC: SymmetricKey
     private let sealing: SymmetricKey
+    private let anonymousMAC: SymmetricKey
 
     /// `secret` is the server's secret (`ServerSecret`); the store derives its own keys from it.
     public init(pool: ConnectionPool, gate: DatabaseGate, secret: SymmetricKey) {
@@ -39,10 +40,31 @@ public struct IdempotencyStore: Sendable {
         self.gate = gate
         self.keyMAC = ServerSecret.derive(secret, purpose: "idempotency key")
         self.sealing = ServerSecret.derive(secret, purpose: "idempotency answer")
+        self.anonymousMAC = ServerSecret.derive(secret, purpose: "idempotency anonymous scope")
     }
 
-    /// The scope of requests that have no caller yet (sign-up).
+    /// The one scope all requests without a caller shared before `anonymousScope`; kept because
+    /// command ids derived from it are in logs.
     public static let anonymous = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    /// The scope of one anonymous request (sign-up, sign-in with a transfer code): the client's
+    /// address together with the request's fingerprint (`requestHash`: method, path, body).
+    ///
+    /// Keys come from apps, and nothing stops two apps from choosing the same one, so a scope
+    /// shared by all anonymous callers (`anonymous`) let one client's key replay, or refuse with
+    /// `422`, another's sign-up. The address is the TCP peer (or our proxy's last hop), which a
+    /// client cannot choose to be someone else's; the fingerprint keeps apart two phones behind
+    /// one address (carrier NAT) that pick the same key, as their sign-ups differ in body. A
+    /// retry from the same address with the same request is the same sign-up, and is refused with
+    /// `409 already_registered`; one from another network is a new attempt, which the nickname it
+    /// already took refuses. An HMAC under the server secret, because the scope is stored in the
+    /// clear and a plain hash of an address and a profile could be matched against guesses.
+    public func anonymousScope(client: String, requestHash: String) -> UUID {
+        var mac = HMAC<SHA256>(key: anonymousMAC)
+        mac.update(data: Data(client.utf8))
+        mac.update(data: [0])
+        mac.update(data: Data(requestHash.utf8))
+        return EventLog.derivedUUID(Array(mac.finalize()))
+    }
     /// The scope of the operators' commands (admin token).
     public static let operators = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
 

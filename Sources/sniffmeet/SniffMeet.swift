@@ -2,7 +2,7 @@ import ArgumentParser
 import Gateway
 import Logging
 
-/// The operators' command line: serve, migrate, replay, rebuild, verify, bench.
+/// The operators' command line: serve, migrate, replay, rebuild, verify, bench, upgrade.
 @main
 struct SniffMeetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,6 +10,7 @@ struct SniffMeetCommand: AsyncParsableCommand {
         abstract: "SniffMeet backend: event-sourced walking-mate service on PostgreSQL.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, BenchCommand.self, RebuildCommand.self, VerifyCommand.self, ReplayCommand.self,
+            UpgradeCommand.self,
         ]
     )
 

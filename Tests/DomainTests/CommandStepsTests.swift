@@ -191,7 +191,7 @@ final class CommandStepsTests: XCTestCase {
             }
             return names + Set(walks).sorted(by: { $0.uuidString < $1.uuidString }).map(StreamName.walk)
         case .clearNotifications, .block, .unblock, .report, .resolveReport, .suspendUser, .unsuspendUser, .recordWalkLog,
-            .changeWalkLogVisibility, .deleteWalkLog, .sendMessage, .editMessage, .unsendMessage:
+            .changeWalkLogVisibility, .deleteWalkLog, .sendMessage, .editMessage, .unsendMessage, .reclaimNickname:
             preconditionFailure("born on the generic path, with nothing to compare it to: SafetyRulesTests names their rules")
         }
     }
@@ -304,7 +304,7 @@ final class CommandStepsTests: XCTestCase {
             }
             return Decision(appends: appends)
         case .clearNotifications, .block, .unblock, .report, .resolveReport, .suspendUser, .unsuspendUser, .recordWalkLog,
-            .changeWalkLogVisibility, .deleteWalkLog, .sendMessage, .editMessage, .unsendMessage:
+            .changeWalkLogVisibility, .deleteWalkLog, .sendMessage, .editMessage, .unsendMessage, .reclaimNickname:
             preconditionFailure("born on the generic path, with nothing to compare it to: SafetyRulesTests names their rules")
         }
     }

@@ -308,15 +308,77 @@ final class HostileInputTests: XCTestCase {
         }
     }
 
-    /// Header blocks past the cap end in 400 at the HTTP parser (a live socket, not the router).
-    func testOversizedHeadersAre400() async throws {
+    /// A head past the byte cap, or with more than 100 fields, is refused at the HTTP parser (a
+    /// live socket, not the router) with 431 and the JSON error body, and the connection closes.
+    func testOversizedHeadIs431WithJSONBody() async throws {
         let fixture = try GatewayFixture("hostileheaders") { $0.maxHeaderBytes = 4096 }
         try await fixture.run(.live) { client in
             let small = try await client.send(.get, "/healthz", headers: ["X-Padding": String(repeating: "a", count: 1000)])
             XCTAssertEqual(small.status, 200)
             let big = try await client.send(.get, "/healthz", headers: ["X-Padding": String(repeating: "a", count: 8000)])
-            XCTAssertEqual(big.status, 400)
+            XCTAssertError(big, 431, "request_header_fields_too_large")
+            XCTAssertEqual(big.header("Connection"), "close")
         }
+        // A fresh connection: the client does not reuse the one the server closed.
+        try await fixture.run(.live) { client in
+            var fields: [String: String] = [:]
+            for index in 0..<90 { fields["X-Field-\(index)"] = "1" }
+            let ninety = try await client.send(.get, "/healthz", headers: fields)
+            XCTAssertEqual(ninety.status, 200, ninety.text)
+            // 101 short fields: far below the byte cap, past the field count.
+            for index in 0...100 { fields["X-Field-\(index)"] = "1" }
+            let many = try await client.send(.get, "/healthz", headers: fields)
+            XCTAssertError(many, 431, "request_header_fields_too_large")
+        }
+    }
+
+    /// On a raw connection: a request pipelined before the oversized head is answered first, then
+    /// the 431 with its JSON body, then the server closes the connection.
+    func testOversizedHeadAfterPipelinedRequestIsAnsweredInOrderThenClosed() async throws {
+        let fixture = try GatewayFixture("hostilepipelined") { $0.maxHeaderBytes = 4096 }
+        try await fixture.run(.live) { client in
+            let port = try XCTUnwrap(client.raw.port)
+            let padding = String(repeating: "a", count: 8000)
+            let text = try Self.exchange(
+                port: port,
+                "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: \(padding)\r\n\r\n"
+            )
+            // Each answer's status line (the 431 follows the 200's body directly).
+            let statuses = text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { "HTTP/1.1 " + $0.prefix { !$0.isNewline } }
+            XCTAssertEqual(statuses, ["HTTP/1.1 200 OK", "HTTP/1.1 431 Request Header Fields Too Large"], text)
+            let body = try XCTUnwrap(text.components(separatedBy: "\r\n\r\n").last)
+            let json = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+            let error = try XCTUnwrap(json?["error"] as? [String: Any], text)
+            XCTAssertEqual(error["code"] as? String, "request_header_fields_too_large")
+            XCTAssertNotNil(error["message"] as? String)
+        }
+    }
+
+    /// Sends `request` on a plain socket and reads until the server closes it (at most 5 s).
+    static func exchange(port: Int, _ request: String) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            // 0 is the server's close; below 0 the timeout, which leaves the connection open.
+            guard count != 0 else { break }
+            guard count > 0 else { throw POSIXError(.ETIMEDOUT) }
+            received += buffer.prefix(count)
+        }
+        return String(decoding: received, as: UTF8.self)
     }
 
     // MARK: Bodies

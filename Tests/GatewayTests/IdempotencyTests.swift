@@ -101,6 +101,61 @@ final class IdempotencyTests: XCTestCase {
         }
     }
 
+    /// An anonymous key is scoped to the client (its address) and its request: another client's
+    /// sign-up with the same key is neither replayed nor refused, nor given the first one's
+    /// command id; the same client repeating is still `409 already_registered`.
+    func testSignUpKeysAreScopedPerClient() async throws {
+        try await GatewayFixture("idemclients") { $0.trustForwardedFor = true }.run { client in
+            func signUp(_ nickname: String, from address: String) async throws -> GatewayFixture.Reply {
+                try await client.send(
+                    .post,
+                    "/v1/users",
+                    json: HostileInputTests.signUp(nickname: nickname),
+                    headers: ["Idempotency-Key": "signup-1", "X-Forwarded-For": address]
+                )
+            }
+            let first = try await signUp("phone1", from: "198.51.100.1")
+            XCTAssertEqual(first.status, 201, first.text)
+            // Another client, same key, another sign-up: its own account.
+            let second = try await signUp("phone2", from: "198.51.100.2")
+            XCTAssertEqual(second.status, 201, second.text)
+            XCTAssertNotEqual(second.json["user_id"] as? String, first.json["user_id"] as? String)
+            // Two phones behind one address (carrier NAT) with the same key: apart by their bodies.
+            let third = try await signUp("phone3", from: "198.51.100.2")
+            XCTAssertEqual(third.status, 201, third.text)
+            // Another client sending the first one's exact request is a sign-up of its own, refused
+            // by the nickname, not told that the first one's succeeded.
+            let copied = try await signUp("phone1", from: "198.51.100.3")
+            XCTAssertError(copied, 409, "nickname_taken")
+            // The first client repeating: already registered, as documented.
+            let again = try await signUp("phone1", from: "198.51.100.1")
+            XCTAssertError(again, 409, "already_registered")
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM events WHERE event_type = 'user_registered'")[0][0], "3")
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM sessions")[0][0], "3")
+        }
+    }
+
+    /// Sign-in with a transfer code is anonymous too: two clients with the same key and their own
+    /// codes both get sessions.
+    func testSignInKeysAreScopedPerClient() async throws {
+        try await GatewayFixture("idemsignin") { $0.trustForwardedFor = true }.run { client in
+            let a = try await client.signUp("movera")
+            let b = try await client.signUp("moverb")
+            for (user, address) in [(a, "203.0.113.1"), (b, "203.0.113.2")] {
+                let code = try await client.send(.post, "/v1/me/transfer-codes", token: user.token).json["transfer_code"] as! String
+                let session = try await client.send(
+                    .post,
+                    "/v1/sessions",
+                    json: #"{"transfer_code": "\#(code)"}"#,
+                    headers: ["Idempotency-Key": "signin", "X-Forwarded-For": address]
+                )
+                XCTAssertEqual(session.status, 201, session.text)
+                XCTAssertNotNil(session.json["token"] as? String, session.text)
+                XCTAssertEqual(try client.sql("SELECT count(*) FROM sessions WHERE user_id = '\(user.id)'")[0][0], "2")
+            }
+        }
+    }
+
     /// The stored key is an HMAC under the server secret: another server secret cannot find or
     /// open the rows, and hashing guessed keys with plain SHA-256 does not match them.
     func testStoredKeysAreKeyedAndAnswersSealedUnderTheServerSecret() async throws {
