@@ -175,7 +175,7 @@ final class EventJSONGoldenTests: XCTestCase {
         // The chat events' goldens live beside their rules (ChatEventJSONGoldenTests).
         let chat = ChatEventJSONGoldenTests.goldens.map(\.0.typeName).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         XCTAssertEqual(Self.goldens.map(\.0.typeName) + chat, Event.typeNames)
-        XCTAssertEqual(Set(Event.typeNames).count, 27)
+        XCTAssertEqual(Set(Event.typeNames).count, 30)
     }
 
     func testEveryEventTypeEncodesToItsGoldenJSON() {
