@@ -35,20 +35,8 @@ struct PhotosController {
     /// `profile_updated` event that names it.
     @Sendable func upload(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ProfileJSON> {
         let user = try context.user
-        guard let type = request.headers[.contentType], let format = ImageFormat(contentType: type) else {
-            throw APIError.unsupportedImage("Content-Type must be image/jpeg, image/png, image/heic or image/webp.")
-        }
-        var request = request
-        let reader = services.photoBody
-        let photo: ProcessedPhoto
-        do {
-            photo = try await services.photos.withSlot { slot in
-                let data = try await reader.bytes(&request)
-                return try await slot.process(data, as: format)
-            }
-        } catch let error as PhotoError {
-            throw error.apiError
-        }
+        let format = try Self.imageFormat(of: request)
+        let photo = try await Self.process(request, as: format, services: services)
         let id = PhotoStore.newID()
         let etag = PhotoStore.etag(of: photo)
         let outcome = try await runner.run(
@@ -149,6 +137,31 @@ extension PhotoError {
         case .unsupported(let message): .unsupportedImage(message)
         case .invalid(let message): .invalidImage(message)
         case .busy: .photosBusy
+        }
+    }
+}
+
+extension PhotosController {
+    /// The image format `request`'s Content-Type names; `415 unsupported_image` for any other.
+    static func imageFormat(of request: Request) throws -> ImageFormat {
+        guard let type = request.headers[.contentType], let format = ImageFormat(contentType: type) else {
+            throw APIError.unsupportedImage("Content-Type must be image/jpeg, image/png, image/heic or image/webp.")
+        }
+        return format
+    }
+
+    /// `request`'s body (within the photo body limit) checked, cleaned and re-encoded on a photo
+    /// worker slot: profile photos and chat photos alike. A bad image is its `4xx`.
+    static func process(_ request: Request, as format: ImageFormat, services: GatewayServices) async throws -> ProcessedPhoto {
+        var request = request
+        let reader = services.photoBody
+        do {
+            return try await services.photos.withSlot { slot in
+                let data = try await reader.bytes(&request)
+                return try await slot.process(data, as: format)
+            }
+        } catch let error as PhotoError {
+            throw error.apiError
         }
     }
 }

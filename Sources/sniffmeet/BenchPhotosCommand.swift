@@ -32,17 +32,9 @@ struct BenchPhotosCommand: AsyncParsableCommand {
         // Others may enter (not read) it: as root the embedded cluster runs as `postgres`.
         let work = try makeFolder("/tmp/sniffmeet-bench-photos-\(getpid())", mode: 0o711)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let server = try spawnServer(dataDirectory: work + "/data", log: work + "/serve.log")
-        defer {
-            server.interrupt()
-            server.waitUntilExit()
-        }
-        do {
-            try await waitUntilReady(server)
-        } catch {
-            FileHandle.standardError.write((try? Data(contentsOf: URL(fileURLWithPath: work + "/serve.log"))) ?? Data())
-            throw error
-        }
+        let server = try SpawnedServer(port: port, dataDirectory: work + "/data", log: work + "/serve.log")
+        defer { server.stop() }
+        try await server.waitUntilReady()
         let port = self.port
         // One user per client (and per concurrent upload of the memory run), and one whose photo
         // the thumbnail GETs fetch.
@@ -97,7 +89,7 @@ struct BenchPhotosCommand: AsyncParsableCommand {
 
         let jpeg = try Data(contentsOf: URL(fileURLWithPath: files.jpeg))
         let heic = try Data(contentsOf: URL(fileURLWithPath: files.heic))
-        let pid = server.processIdentifier
+        let pid = server.process.processIdentifier
         let idle = Self.memory(pid, "VmRSS")
         let peakJPEG = try await peak(pid, jpeg, type: "image/jpeg", tokens: tokens)
         let peakHEIC = try await peak(pid, heic, type: "image/heic", tokens: tokens)
@@ -141,35 +133,6 @@ struct BenchPhotosCommand: AsyncParsableCommand {
     private func makeFolder(_ path: String, mode: Int = 0o700) throws -> String {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: mode])
         return path
-    }
-
-    // MARK: The server
-
-    private func spawnServer(dataDirectory: String, log: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDirectory]
-        var environment = ProcessInfo.processInfo.environment
-        environment["SNIFFMEET_RATE_LIMITS"] = "off"
-        environment["SNIFFMEET_REQUEST_TIMEOUT_SECONDS"] = "120"
-        environment.removeValue(forKey: "DATABASE_URL")
-        environment.removeValue(forKey: "MIGRATION_DATABASE_URL")
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        return process
-    }
-
-    private func waitUntilReady(_ server: Process) async throws {
-        for _ in 0..<600 {
-            guard server.isRunning else { throw BenchHTTPClient.Failure(description: "sniffmeet serve exited; see its log") }
-            if let reply = try? BenchHTTPClient(port: port).send("GET", "/readyz"), reply.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        throw BenchHTTPClient.Failure(description: "sniffmeet serve not ready after 2 minutes")
     }
 
     // MARK: Measurements

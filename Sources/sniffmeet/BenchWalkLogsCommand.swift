@@ -38,17 +38,9 @@ struct BenchWalkLogsCommand: AsyncParsableCommand {
         let gpxFile = work + "/walk.gpx"
         try gpx.write(to: URL(fileURLWithPath: gpxFile))
 
-        let server = try spawnServer(dataDirectory: work + "/data", log: work + "/serve.log")
-        defer {
-            server.interrupt()
-            server.waitUntilExit()
-        }
-        do {
-            try await waitUntilReady(server)
-        } catch {
-            FileHandle.standardError.write((try? Data(contentsOf: URL(fileURLWithPath: work + "/serve.log"))) ?? Data())
-            throw error
-        }
+        let server = try SpawnedServer(port: port, dataDirectory: work + "/data", log: work + "/serve.log")
+        defer { server.stop() }
+        try await server.waitUntilReady()
         let port = self.port
         let tokens = try (0..<max(clients, 8)).map { index in
             let reply = try BenchHTTPClient(port: port).send(
@@ -95,7 +87,7 @@ struct BenchWalkLogsCommand: AsyncParsableCommand {
             table.append((name, reference.median(rates), reference.median(p99s), reference.median(references)))
         }
 
-        let pid = server.processIdentifier
+        let pid = server.process.processIdentifier
         let idle = Self.memory(pid, "VmRSS")
         try? "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
         for _ in 0..<2 {
@@ -151,35 +143,6 @@ struct BenchWalkLogsCommand: AsyncParsableCommand {
                 #"{"time":"\#(RFC3339.format(p.time))","latitude":\#(p.latitude),"longitude":\#(p.longitude),"accuracy":5}"#
             }
             .joined(separator: ",") + "]}"
-    }
-
-    // MARK: The server
-
-    private func spawnServer(dataDirectory: String, log: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDirectory]
-        var environment = ProcessInfo.processInfo.environment
-        environment["SNIFFMEET_RATE_LIMITS"] = "off"
-        environment["SNIFFMEET_REQUEST_TIMEOUT_SECONDS"] = "120"
-        environment.removeValue(forKey: "DATABASE_URL")
-        environment.removeValue(forKey: "MIGRATION_DATABASE_URL")
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        return process
-    }
-
-    private func waitUntilReady(_ server: Process) async throws {
-        for _ in 0..<600 {
-            guard server.isRunning else { throw BenchHTTPClient.Failure(description: "sniffmeet serve exited; see its log") }
-            if let reply = try? BenchHTTPClient(port: port).send("GET", "/readyz"), reply.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        throw BenchHTTPClient.Failure(description: "sniffmeet serve not ready after 2 minutes")
     }
 
     // MARK: Measurements

@@ -25,21 +25,9 @@ struct ChatPhotosController {
     @Sendable func upload(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ChatPhotoJSON> {
         let user = try context.user
         let mate = try context.uuidParameter("user_id")
-        guard let type = request.headers[.contentType], let format = ImageFormat(contentType: type) else {
-            throw APIError.unsupportedImage("Content-Type must be image/jpeg, image/png, image/heic or image/webp.")
-        }
+        let format = try PhotosController.imageFormat(of: request)
         guard try await runner.canWrite(user, to: mate) else { throw CommandRefusal(DomainError.notMates.apiError) }
-        var request = request
-        let reader = services.photoBody
-        let photo: ProcessedPhoto
-        do {
-            photo = try await services.photos.withSlot { slot in
-                let data = try await reader.bytes(&request)
-                return try await slot.process(data, as: format)
-            }
-        } catch let error as PhotoError {
-            throw error.apiError
-        }
+        let photo = try await PhotosController.process(request, as: format, services: services)
         let id = PhotoStore.newID()
         let etag = PhotoStore.etag(of: photo)
         try await services.gate.withConnection(services.pool) { connection in
