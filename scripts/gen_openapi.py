@@ -41,6 +41,13 @@ def no_content(desc, headers=None):
     if headers: r["headers"] = headers
     return r
 
+def sse_event(*names):
+    """One Server-Sent Event of a stream (as a client's SSE parser yields it): `event` one of `names`,
+    `data` its JSON text, `id` its log position where it has one."""
+    return {"type": "object", "description": "One event of the stream; `data` is JSON text.",
+            "properties": {"event": {"type": "string", "enum": list(names)}, "data": {"type": "string"},
+                           "id": {"type": "string"}, "retry": {"type": "integer", "minimum": 0}}}
+
 # --- Parameters -----------------------------------------------------------------------------
 def param(name, where, schema, desc, required=False):
     return {"name": name, "in": where, "required": required, "description": desc, "schema": schema}
@@ -562,7 +569,7 @@ paths = {
                     "At most 5 open streams per user and 5000 per process: past that `429 rate_limited`.",
         params=[LAST_EVENT_ID],
         answers={"200": {"description": "An event stream (ends after 10 minutes).",
-                         "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+                         "content": {"text/event-stream": {"schema": sse_event("notification")}}}},
         errors={"429": err("Past this user's request budget, or too many open streams (5 per user, 5000 per process).",
                            "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}})})},
     "/healthz": {"get": operation("health", "200 while the process runs.", public=True, rate_limited=False, database=False,
@@ -786,7 +793,7 @@ paths.update({
                     "Ends after 10 minutes; the same caps as the inbox stream.",
         params=[LAST_EVENT_ID, param("viewing", "query", UUID, "The mate whose conversation the app shows.")],
         answers={"200": {"description": "An event stream (ends after 10 minutes).",
-                         "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+                         "content": {"text/event-stream": {"schema": sse_event("notification", "message", "read", "typing")}}}},
         errors={"429": err("Past this user's request budget, or too many open streams (5 per user, 5000 per process).",
                            "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}})})},
     "/v1/chats/{user_id}/photos/{photo_id}/thumbnail": {"get": operation("getChatPhotoThumbnail",
