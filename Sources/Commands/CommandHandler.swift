@@ -13,7 +13,8 @@ import UUIDText
 ///    trip), else read from the log (one round trip; also where a reused command id is found).
 /// 2. `decide`.
 /// 3. Append through the log's group commit, with each stream's version as the condition, and
-///    in the same transaction read the users whose cards the answer shows.
+///    in the same transaction read the users whose cards the answer shows (and store a sent
+///    chat message's new key: `AppendRequest.guardedWrites`).
 ///
 /// A cached state that another process made stale costs nothing but a retry: the append's
 /// condition fails and the next attempt reads the log. A refusal, or a decision to change
@@ -140,6 +141,7 @@ public struct CommandHandler: Sendable {
         var attempts = 0
         var conflicts = 0
         var lastConflicted = false
+        var fresh = FreshMessageKeys()
         while attempts < maxAttempts || (lastConflicted && ContinuousClock.now < conflictDeadline) {
             attempts += 1
             lastConflicted = false
@@ -194,14 +196,22 @@ public struct CommandHandler: Sendable {
             let result: GroupAppendResult
             let appending: [NewEvent]
             do {
-                let keys = try await sealer.keys(for: decision.events.map(\.event), pool: log.pool)
+                let events = decision.events.map(\.event)
+                let keys = try await sealer.keys(for: events, pool: log.pool, fresh: &fresh)
                 appending = try newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions, keys: keys)
                 result = try await log.append(
                     AppendRequest(
                         commandID: metadata.commandID,
                         expectations: expectations(loaded.versions),
                         events: appending,
-                        reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) })
+                        reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) }),
+                        // A sent message's key is stored with its event, all or nothing.
+                        guardedWrites: try sealer.guardedWrites(
+                            for: events,
+                            fresh: fresh,
+                            keys: keys,
+                            eventIDs: EventLog.eventIDs(commandID: metadata.commandID, events: appending)
+                        )
                     )
                 )
             } catch EventLogError.versionConflict(let stream, _) {
@@ -227,6 +237,7 @@ public struct CommandHandler: Sendable {
                 continue
             }
             for (stream, version) in versions { cache.remember(stream, version: version, state: states[stream]!) }
+            sealer.remember(fresh)
             // This process's projectors read these events back moments later: no need to open them again.
             sealer.remember(zip(EventLog.eventIDs(commandID: metadata.commandID, events: appending), decision.events.map(\.event)))
             let readKeys = try await sealer.keys(for: result.reads.values.joined(), pool: log.pool)

@@ -16,7 +16,12 @@ final class ChatHotConversationTests: XCTestCase {
                 for index in 0..<15 {
                     for (from, to) in [(ann, ben), (ben, ann)] {
                         group.addTask {
-                            try await client.send(.post, "/v1/chats/\(to.id)/messages", token: from.token, json: #"{"text": "hot \#(index)"}"#)
+                            try await client.send(
+                                .post,
+                                "/v1/chats/\(to.id)/messages",
+                                token: from.token,
+                                json: #"{"text": "hot \#(index)"}"#
+                            )
                         }
                     }
                 }
