@@ -13,12 +13,15 @@ import UUIDText
 ///    trip), else read from the log (one round trip; also where a reused command id is found).
 /// 2. `decide`.
 /// 3. Append through the log's group commit, with each stream's version as the condition, and
-///    in the same transaction read the users whose cards the answer shows.
+///    in the same transaction read the users whose cards the answer shows (and store a sent
+///    chat message's new key: `AppendRequest.guardedWrites`).
 ///
 /// A cached state that another process made stale costs nothing but a retry: the append's
 /// condition fails and the next attempt reads the log. A refusal, or a decision to change
 /// nothing, is only ever given on states read from the log in that attempt, never on the cache
-/// alone. On a version conflict the whole attempt runs again, a bounded number of times.
+/// alone. On a version conflict the whole attempt runs again: `maxAttempts` times, and past
+/// that for as long as `conflictBudget` lasts while conflicts go on (one hot stream, a chat's
+/// many senders, lets one append per round trip through; the rest must wait their turn).
 ///
 /// Commands that write another table atomically with their events (a new user's token, a
 /// spent drop token) run the same steps inside one explicit transaction instead.
@@ -28,6 +31,10 @@ public struct CommandHandler: Sendable {
     public let walkTTL: TimeInterval
     public let clock: @Sendable () -> Date
     public let maxAttempts: Int
+    /// How long version conflicts may keep a command retrying past `maxAttempts` (straight
+    /// path). 30 concurrent sends into one conversation needed up to 30 attempts; 10 answered
+    /// `503 conflict` to some of them.
+    public let conflictBudget: Duration
     /// States of streams already folded, so a load reads only newer events.
     public let cache: StreamCache
     /// The log's edge for personal data: seals what is appended, opens what is read.
@@ -39,6 +46,7 @@ public struct CommandHandler: Sendable {
         walkTTL: TimeInterval = SniffMeet.defaultWalkTTL,
         clock: @escaping @Sendable () -> Date = { Date() },
         maxAttempts: Int = 10,
+        conflictBudget: Duration = .seconds(2),
         cache: StreamCache = StreamCache()
     ) {
         self.log = log
@@ -46,6 +54,7 @@ public struct CommandHandler: Sendable {
         self.walkTTL = walkTTL
         self.clock = clock
         self.maxAttempts = maxAttempts
+        self.conflictBudget = conflictBudget
         self.cache = cache
     }
 
@@ -128,7 +137,14 @@ public struct CommandHandler: Sendable {
         var lookForReplay = !metadata.isFirstUse
         var conflicted = ""
         var unknownOutcome: PostgresError?
-        for _ in 0..<maxAttempts {
+        let conflictDeadline = ContinuousClock.now + conflictBudget
+        var attempts = 0
+        var conflicts = 0
+        var lastConflicted = false
+        var fresh = FreshMessageKeys()
+        while attempts < maxAttempts || (lastConflicted && ContinuousClock.now < conflictDeadline) {
+            attempts += 1
+            lastConflicted = false
             let context = DecisionContext(now: clock(), walkTTL: walkTTL)
             var loaded: Loaded
             let fromCache: Bool
@@ -180,19 +196,32 @@ public struct CommandHandler: Sendable {
             let result: GroupAppendResult
             let appending: [NewEvent]
             do {
-                let keys = try await sealer.keys(for: decision.events.map(\.event), pool: log.pool)
+                let events = decision.events.map(\.event)
+                let keys = try await sealer.keys(for: events, pool: log.pool, fresh: &fresh)
                 appending = try newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions, keys: keys)
                 result = try await log.append(
                     AppendRequest(
                         commandID: metadata.commandID,
                         expectations: expectations(loaded.versions),
                         events: appending,
-                        reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) })
+                        reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) }),
+                        // A sent message's key is stored with its event, all or nothing.
+                        guardedWrites: try sealer.guardedWrites(
+                            for: events,
+                            fresh: fresh,
+                            keys: keys,
+                            eventIDs: EventLog.eventIDs(commandID: metadata.commandID, events: appending)
+                        )
                     )
                 )
             } catch EventLogError.versionConflict(let stream, _) {
                 conflicted = stream
                 trustCache = false
+                lastConflicted = true
+                conflicts += 1
+                // Concurrent losers on one stream would otherwise all come back in the same batch
+                // again: a short random pause spreads them out.
+                if conflicts > 1 { try await Task.sleep(for: .microseconds(Int.random(in: 0...(100 * min(conflicts, 20))))) }
                 continue
             } catch let error as PostgresError where error.isOutcomeUnknown {
                 // Maybe committed, maybe not: run again with the command id; a replay finds the
@@ -208,6 +237,7 @@ public struct CommandHandler: Sendable {
                 continue
             }
             for (stream, version) in versions { cache.remember(stream, version: version, state: states[stream]!) }
+            sealer.remember(fresh)
             // This process's projectors read these events back moments later: no need to open them again.
             sealer.remember(zip(EventLog.eventIDs(commandID: metadata.commandID, events: appending), decision.events.map(\.event)))
             let readKeys = try await sealer.keys(for: result.reads.values.joined(), pool: log.pool)

@@ -57,6 +57,12 @@ extension EventLog {
         }
     }
 
+    /// The condition of a guarded write (`AppendRequest.guardedWrites`): the event whose id is
+    /// `$1` was appended by this very transaction (so a write under it commits with the events,
+    /// and writes nothing when the append's condition failed).
+    public static let appendedHere =
+        "EXISTS (SELECT 1 FROM events WHERE event_id = $1::uuid AND transaction_id = pg_current_xact_id())"
+
     /// The ids the events of a command are stored under. With a command id they are derived from
     /// it (a retry carries the same ids, which is how the log recognizes it); without one, the
     /// events' own ids.
@@ -217,13 +223,15 @@ struct AppendPlan {
 
     /// Runs the plan alone: locks and insert in one round trip. Outside a transaction the
     /// pipeline is one implicit transaction; inside the caller's, the locks last until its end.
-    func run(on connection: Connection) throws -> AppendResult {
+    /// `guarded` writes follow the insert (see `AppendRequest.guardedWrites`).
+    func run(on connection: Connection, guarded: [Connection.Statement] = []) throws -> AppendResult {
         try validate()
         var statements: [Connection.Statement] = []
         if needsGenericPlan { statements.append(Connection.Statement(Self.genericPlanSQL, [], prepared: true)) }
         statements.append(Self.lockStatement(lockedStreams))
         statements.append(insertStatement)
         let insertIndex = statements.count - 1
+        statements += guarded
         // Alone (an implicit transaction): the commit at the sync point waits for the standby
         // without statement_timeout (see `Connection.noTimeoutSQL`).
         if connection.isIdle { statements += Self.commitWithoutTimeout }

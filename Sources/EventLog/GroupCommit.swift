@@ -11,12 +11,23 @@ public struct AppendRequest: Sendable {
     /// Streams to read in the append's own transaction, each after the version the caller
     /// already holds (the users whose cards the command's answer shows): no second round trip.
     public var reads: [String: Int64]
+    /// Writes of other tables that commit with the events, in the same transaction and round
+    /// trip. Each must guard itself with `EventLog.appendedHere` (its `$1` is the append's first
+    /// event id): it runs whether or not the append's condition held, and must then write nothing.
+    public var guardedWrites: [Connection.Statement]
 
-    public init(commandID: UUID?, expectations: [String: ExpectedVersion], events: [NewEvent], reads: [String: Int64] = [:]) {
+    public init(
+        commandID: UUID?,
+        expectations: [String: ExpectedVersion],
+        events: [NewEvent],
+        reads: [String: Int64] = [:],
+        guardedWrites: [Connection.Statement] = []
+    ) {
         self.commandID = commandID
         self.expectations = expectations
         self.events = events
         self.reads = reads
+        self.guardedWrites = guardedWrites
     }
 }
 
@@ -48,6 +59,7 @@ final class GroupCommit: Sendable {
     private struct Waiting {
         var plan: AppendPlan
         var reads: [String: Int64]
+        var guarded: [Connection.Statement]
         var continuation: CheckedContinuation<GroupAppendResult, any Error>
     }
 
@@ -81,7 +93,7 @@ final class GroupCommit: Sendable {
         try plan.validate()
         return try await withCheckedThrowingContinuation { continuation in
             let starts = state.withLock { state -> Bool in
-                state.queue.append(Waiting(plan: plan, reads: request.reads, continuation: continuation))
+                state.queue.append(Waiting(plan: plan, reads: request.reads, guarded: request.guardedWrites, continuation: continuation))
                 guard state.inFlight == 0 || (state.inFlight < maxInFlight && state.queue.count >= secondBatchMinimum) else { return false }
                 state.inFlight += 1
                 return true
@@ -126,10 +138,11 @@ final class GroupCommit: Sendable {
             } else {
                 let plan = waiting.plan
                 let reads = waiting.reads
+                let guarded = waiting.guarded
                 do {
                     waiting.continuation.resume(
                         returning: try await pool.withConnection { connection in
-                            try Self.alone(plan, reads: reads, on: connection)
+                            try Self.alone(plan, reads: reads, guarded: guarded, on: connection)
                         }
                     )
                 } catch {
@@ -156,6 +169,8 @@ final class GroupCommit: Sendable {
         statements.append(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams)))
         let first = statements.count
         statements += batch.map(\.plan.insertStatement)
+        // After every insert: each guarded write sees whether its own append wrote.
+        statements += batch.flatMap(\.guarded)
         var asked: [String: Int64] = [:]
         for waiting in batch {
             for (stream, version) in waiting.reads { asked[stream] = min(asked[stream] ?? version, version) }
@@ -178,10 +193,15 @@ final class GroupCommit: Sendable {
 
     /// One append on its own, with the log's usual answers: a retried command id gets its first
     /// run's positions, a moved stream a version conflict naming it.
-    static func alone(_ plan: AppendPlan, reads: [String: Int64], on connection: Connection) throws -> GroupAppendResult {
+    static func alone(
+        _ plan: AppendPlan,
+        reads: [String: Int64],
+        guarded: [Connection.Statement] = [],
+        on connection: Connection
+    ) throws -> GroupAppendResult {
         let appended: AppendResult
         do {
-            appended = try plan.run(on: connection)
+            appended = try plan.run(on: connection, guarded: guarded)
         } catch EventLogError.alreadyAppended {
             // Autocommit: the failed attempt is over; the first run's positions are readable.
             guard let first = try plan.firstRun(on: connection) else {

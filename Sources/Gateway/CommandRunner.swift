@@ -85,9 +85,10 @@ extension CommandError {
         switch self {
         case .domain(let error): error.apiError
         case .tooManyConflicts:
+            // The API's answer for a database too busy to take the write now (never a code of its own).
             APIError(
                 .serviceUnavailable,
-                "conflict",
+                "unavailable",
                 "Too many concurrent changes; try again.",
                 headers: ["Retry-After": "1"]
             )

@@ -85,23 +85,66 @@ public struct EventSealer: Sendable {
         return try events.map { try data(of: $0, keys: keys) }
     }
 
-    /// The keys `events` need, from the cache or else read (or created) through `pool`: for
-    /// appends that have no connection of their own (group commit).
-    public func keys(for events: some Sequence<Event>, pool: ConnectionPool) async throws -> [UUID: DataKeys.Entry] {
+    /// The keys `events` need, from the cache or else read (users' keys created if need be)
+    /// through `pool`: for appends that have no connection of their own (group commit). A sent
+    /// chat message without a stored key gets its key from `fresh`, or a new one put there: not
+    /// stored here, the append stores it with its event (`guardedWrites(for:fresh:keys:eventIDs:)`),
+    /// so a refused send leaves no key behind. The caller keeps `fresh` across its retries.
+    public func keys(
+        for events: [Event],
+        pool: ConnectionPool,
+        fresh: inout FreshMessageKeys
+    ) async throws -> [UUID: DataKeys.Entry] {
         let owners = Self.owners(of: events)
         let messages = Self.messages(of: events)
+        let sent = Self.sentMessages(of: events)
         var found: [UUID: DataKeys.Entry] = [:]
         for owner in owners { found[owner] = keys.cached(owner) }
-        for message in messages.keys { found[message] = messageKeys.cached(message) }
-        guard found.count < owners.count + messages.count else { return found }
-        let keys = self.keys
-        let messageKeys = self.messageKeys
-        return try await pool.withConnection { connection in
-            var found = try keys.entries(for: owners, creating: true, on: connection)
-            // Created outside the append's transaction: a refused message leaves an unused key.
-            if !messages.isEmpty { found.merge(try messageKeys.entries(for: messages, creating: true, on: connection)) { $1 } }
-            return found
+        for message in messages.keys { found[message] = messageKeys.cached(message) ?? fresh.keys[message].map { .key($0) } }
+        let reading = Set(messages.keys.filter { found[$0] == nil && !sent.contains($0) })
+        if owners.contains(where: { found[$0] == nil }) || !reading.isEmpty {
+            let keys = self.keys
+            let messageKeys = self.messageKeys
+            let read = try await pool.withConnection { connection in
+                var read = try keys.entries(for: owners, creating: true, on: connection)
+                if !reading.isEmpty { read.merge(try messageKeys.entries(reading: reading, on: connection)) { $1 } }
+                return read
+            }
+            found.merge(read) { old, _ in old }
         }
+        for message in sent where found[message] == nil {
+            let key = SymmetricKey(size: .bits256)
+            fresh.keys[message] = key
+            found[message] = .key(key)
+        }
+        return found
+    }
+
+    /// The statements that store the `fresh` keys of the messages `events` send, each in the
+    /// append of its event (`eventIDs`, in the order of `events`) and only if that append writes.
+    public func guardedWrites(
+        for events: [Event],
+        fresh: FreshMessageKeys,
+        keys: [UUID: DataKeys.Entry],
+        eventIDs: [UUID]
+    ) throws -> [Connection.Statement] {
+        var writes: [Connection.Statement] = []
+        for (event, eventID) in zip(events, eventIDs) {
+            guard case .messageSent(let sent) = event, let key = fresh.keys[sent.messageID] else { continue }
+            guard case .key(let senderKey) = keys[sent.from] else { throw PersonalDataError.erased(sent.from) }
+            writes.append(try MessageKeys.storing(key, of: sent.messageID, sender: sent.from, under: senderKey, withEvent: eventID))
+        }
+        return writes
+    }
+
+    /// Caches the `fresh` keys once the append that stored them committed.
+    public func remember(_ fresh: FreshMessageKeys) {
+        for (message, key) in fresh.keys { messageKeys.remember(message, key: key) }
+    }
+
+    /// The chat messages `events` send (their keys are new).
+    static func sentMessages(of events: [Event]) -> Set<UUID> {
+        Set(events.compactMap { if case .messageSent(let e) = $0 { e.messageID } else { nil } })
     }
 
     // MARK: Opening
@@ -281,4 +324,12 @@ public struct EventSealer: Sendable {
     static func binding(_ typeName: String, _ owner: UUID) -> Data {
         Data("\(typeName) \(owner.lowercasedString)".utf8)
     }
+}
+
+/// New chat message keys made for one command, kept across its attempts: a retry seals its
+/// message under the same key that its append then stores.
+public struct FreshMessageKeys: Sendable {
+    var keys: [UUID: SymmetricKey] = [:]
+
+    public init() {}
 }

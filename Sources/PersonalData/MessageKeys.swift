@@ -1,4 +1,5 @@
 @preconcurrency import Crypto
+import EventLog
 import Foundation
 import Postgres
 import Synchronization
@@ -62,6 +63,33 @@ public final class MessageKeys: Sendable {
             found.merge(try load(ids, on: connection, caching: false)) { $1 }
         }
         return found
+    }
+
+    /// The statement that stores `key`, the new key of `message`, sealed under its sender's
+    /// key, in the transaction that appends the message's event `eventID`, and only then
+    /// (`EventLog.appendedHere`): a refused or failed send leaves no row. Message ids are made
+    /// fresh per send, so no row can be there yet (a retry after an unknown outcome finds its
+    /// first run's events and key before it appends again).
+    public static func storing(
+        _ key: SymmetricKey,
+        of message: UUID,
+        sender: UUID,
+        under senderKey: SymmetricKey,
+        withEvent eventID: UUID
+    ) throws -> Connection.Statement {
+        Connection.Statement(
+            """
+            INSERT INTO message_keys (message_id, sender, sealed_key)
+            SELECT $2::uuid, $3::uuid, decode($4::text, 'hex') WHERE \(EventLog.appendedHere)
+            """,
+            [eventID, message, sender, try seal(key, of: message, under: senderKey)],
+            prepared: true
+        )
+    }
+
+    /// Caches the key of `message` once the append that stored it committed.
+    public func remember(_ message: UUID, key: SymmetricKey) {
+        cache.withLock { $0[message] = .key(key) }
     }
 
     /// The entries of `messages` for opening their events: cached, or read on `connection`.

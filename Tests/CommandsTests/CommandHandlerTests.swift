@@ -216,3 +216,38 @@ final class CommandHandlerTests: XCTestCase {
         await pool.close()
     }
 }
+
+extension CommandHandlerTests {
+    /// A send decided on a cached pair that another process has since unpaired: its append's
+    /// condition fails, the retry reads the log and refuses. Its message key, stored only with
+    /// its event, is not left behind.
+    func testASendRefusedAfterAStaleCacheLeavesNoMessageKey() async throws {
+        let (handler, pool) = try makeHandler("stale-send-key")
+        let users = try await register(2, with: handler)
+        try await makeMates(users[0], users[1], with: handler)
+        let first = UUID()
+        _ = try await handler.handle(
+            .sendMessage(messageID: first, from: users[0], to: users[1], text: "Park?", photoID: nil),
+            metadata: as_(users[0])
+        )
+        // Another process (a cache of its own) unpairs them; this handler's cache still says mates.
+        let other = CommandHandler(log: handler.log, sealer: TestDatabase.sealer)
+        _ = try await other.handle(.unpair(by: users[1], mate: users[0]), metadata: as_(users[1]))
+        let refused = UUID()
+        do {
+            _ = try await handler.handle(
+                .sendMessage(messageID: refused, from: users[0], to: users[1], text: "Late?", photoID: nil),
+                // As a request sends it: no earlier run to look for, so the cache is trusted first.
+                metadata: .firstUse(actor: users[0])
+            )
+            XCTFail("sent to a former mate")
+        } catch CommandError.domain(let error) {
+            XCTAssertEqual(error.code, "not_mates")
+        }
+        let keys = try await pool.withConnection { connection in
+            try connection.execute("SELECT message_id FROM message_keys").rows.map { try $0.uuid(0) }
+        }
+        XCTAssertEqual(keys, [first])
+        await pool.close()
+    }
+}

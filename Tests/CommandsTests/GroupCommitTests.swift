@@ -149,6 +149,50 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertLessThan(Set(all.map(\.position.transactionID)).count, 31, "no two appends shared a transaction")
     }
 
+    /// A guarded write commits with its own append and only if that append wrote: the losers of a
+    /// race on one stream, batched with the winner, leave no row behind.
+    func testGuardedWritesCommitOnlyWithTheirOwnAppend() async throws {
+        let (handler, pool) = try makeHandler("group-commit-guarded", pool: 8)
+        defer { Task { await pool.close() } }
+        let log = handler.log
+        let outcomes = try await withThrowingTaskGroup(of: (UUID, Bool).self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let stream = index % 2 == 0 ? "contested" : "own-\(index)"
+                    let commandID = UUID()
+                    let marker = UUID()
+                    do {
+                        _ = try await log.append(
+                            AppendRequest(
+                                commandID: commandID,
+                                expectations: [stream: .noStream],
+                                events: [NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))],
+                                guardedWrites: [
+                                    Connection.Statement(
+                                        """
+                                        INSERT INTO message_keys (message_id, sender, sealed_key)
+                                        SELECT $2::uuid, $2::uuid, decode(repeat('00', 60), 'hex') WHERE \(EventLog.appendedHere)
+                                        """,
+                                        [EventLog.eventIDs(commandID: commandID, count: 1)[0], marker]
+                                    )
+                                ]
+                            )
+                        )
+                        return (marker, true)
+                    } catch EventLogError.versionConflict {
+                        return (marker, false)
+                    }
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        XCTAssertEqual(outcomes.values.filter { $0 }.count, 21, "20 own streams and one winner on the contested one")
+        let rows = try await pool.withConnection { connection in
+            try connection.execute("SELECT message_id FROM message_keys").rows.map { try $0.uuid(0) }
+        }
+        XCTAssertEqual(Set(rows), Set(outcomes.filter(\.value).map(\.key)))
+    }
+
     /// Appends in one batch share one read of the streams their answers show: each gets exactly
     /// its streams' events past the version it said it knows, whatever the others asked.
     func testBatchedAppendsEachGetTheirOwnReads() async throws {

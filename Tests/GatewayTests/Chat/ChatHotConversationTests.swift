@@ -1,0 +1,62 @@
+import Foundation
+import XCTest
+
+/// Many sends at once into one conversation all conflict on its stream's version (= `seq`):
+/// each must land, in gap-free `seq` order, after as many retries as it takes; none may fail
+/// with a 5xx or an undocumented code. And a refused send writes no message key.
+final class ChatHotConversationTests: XCTestCase {
+    func testThirtyConcurrentSendsFromBothMatesAllLandWithGapFreeSeq() async throws {
+        let fixture = try GatewayFixture("chat_hot")
+        try await fixture.run { client in
+            let ann = try await client.signUp("hotann")
+            let ben = try await client.signUp("hotben")
+            _ = try await client.makeMates(ann, ben)
+            let replies = try await withThrowingTaskGroup(of: GatewayFixture.Reply.self) { group in
+                // 15 each: within the per-user message burst (20).
+                for index in 0..<15 {
+                    for (from, to) in [(ann, ben), (ben, ann)] {
+                        group.addTask {
+                            try await client.send(
+                                .post,
+                                "/v1/chats/\(to.id)/messages",
+                                token: from.token,
+                                json: #"{"text": "hot \#(index)"}"#
+                            )
+                        }
+                    }
+                }
+                var all: [GatewayFixture.Reply] = []
+                for try await reply in group { all.append(reply) }
+                return all
+            }
+            let failed = replies.filter { $0.status != 201 }.map { "\($0.status) \($0.code ?? "") \($0.text)" }
+            XCTAssertEqual(failed, [], "every concurrent send lands")
+            let seqs = try replies.filter { $0.status == 201 }.map { try XCTUnwrap($0.json["seq"] as? Int) }.sorted()
+            XCTAssertEqual(seqs, Array(1...30))
+            let rows = try client.sql(
+                "SELECT stream_version, (data->>'seq')::int FROM events WHERE event_type = 'message_sent' ORDER BY stream_version"
+            )
+            XCTAssertEqual(rows.map { Int($0[0]!)! }, Array(1...30))
+            XCTAssertEqual(rows.map { Int($0[1]!)! }, Array(1...30))
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM message_keys"), [["30"]])
+        }
+    }
+
+    func testARefusedSendLeavesNoMessageKey() async throws {
+        let fixture = try GatewayFixture("chat_refused_key")
+        try await fixture.run { client in
+            let ann = try await client.signUp("refann")
+            let ben = try await client.signUp("refben")
+            let refused = try await client.send(.post, "/v1/chats/\(ben.id)/messages", token: ann.token, json: #"{"text": "hello"}"#)
+            XCTAssertEqual(refused.status, 409, refused.text)
+            XCTAssertEqual(refused.code, "not_mates")
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM message_keys"), [["0"]])
+            // A send that lands writes exactly its own key.
+            _ = try await client.makeMates(ann, ben)
+            let sent = try await client.send(.post, "/v1/chats/\(ben.id)/messages", token: ann.token, json: #"{"text": "hello"}"#)
+            XCTAssertEqual(sent.status, 201, sent.text)
+            let id = try XCTUnwrap(sent.json["message_id"] as? String)
+            XCTAssertEqual(try client.sql("SELECT message_id::text FROM message_keys"), [[id]])
+        }
+    }
+}
