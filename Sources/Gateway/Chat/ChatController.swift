@@ -111,12 +111,19 @@ struct ChatController {
         return Answer(ChatMessageJSON(row), logPosition: position)
     }
 
-    /// `PUT /v1/chats/{user_id}/read {"up_to"}`: never backwards; the mate's streams hear of it.
+    /// `PUT /v1/chats/{user_id}/read {"up_to"}`: never backwards, and never past the
+    /// conversation's last message (a marker beyond it would hide the next messages from the
+    /// unread count); the mate's streams hear of it.
     @Sendable func read(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
         let user = try context.user
         let mate = try context.uuidParameter("user_id")
-        let upTo = try await services.body.decode(ReadMarkerBody.self, from: request).checked()
+        let asked = try await services.body.decode(ReadMarkerBody.self, from: request).checked()
         guard try await runner.hasConversation(user, with: mate, services) else { throw APIError.notFound }
+        // Past the read model's last seq, the log decides: a client may have seen a message (a
+        // push, another device) that the read model does not hold yet.
+        let upTo =
+            try await asked > services.readModels.lastSeq(user, mate)
+            ? min(asked, try await runner.lastSeq(between: user, and: mate)) : asked
         try await services.gate.admitted { [pool = services.pool] in
             try await pool.withConnection { connection in
                 try connection.transaction { connection in
@@ -180,6 +187,13 @@ extension CommandRunner {
         let handler = self.handler
         let pair = try await gate.admitted { try await handler.states(of: [.mates(user, mate)]) }[.mates(user, mate)]?.mates
         return pair.map { $0.areMates && !$0.isBlocked } ?? false
+    }
+
+    /// The `seq` of the newest message between `user` and `mate` in the log (0 before the first).
+    func lastSeq(between user: UUID, and mate: UUID) async throws -> Int {
+        let handler = self.handler
+        let chat = try await gate.admitted { try await handler.states(of: [.chat(user, mate)]) }[.chat(user, mate)]?.chat
+        return chat?.lastSeq ?? 0
     }
 
     /// Whether `user` has a conversation with `mate`: messages in it (the read model), or mates now.
