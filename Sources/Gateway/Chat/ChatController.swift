@@ -50,7 +50,12 @@ struct ChatController {
         guard let sent = outcome.events.lazy.compactMap({ if case .messageSent(let e) = $0.event { e } else { nil } }).first else {
             throw APIError.unexpected
         }
-        return Answer(ChatMessageJSON(sent), status: .created, logPosition: try await runner.position(of: outcome))
+        return Answer(
+            ChatMessageJSON(sent),
+            status: .created,
+            logPosition: try await runner.position(of: outcome),
+            erasedWith: sent.messageID
+        )
     }
 
     /// `GET /v1/chats`: my conversations, the one with the newest message first.
@@ -86,7 +91,9 @@ struct ChatController {
         let message = try context.uuidParameter("message_id")
         let body = try await services.body.decode(ChatEditBody.self, from: request)
         let outcome = try await runner.run(.editMessage(messageID: message, by: user, mate: mate, text: body.text), try context.command)
-        return try await answer(message, user, mate, outcome)
+        var edited = try await answer(message, user, mate, outcome)
+        edited.erasedWith = message
+        return edited
     }
 
     /// `DELETE /v1/chats/{user_id}/messages/{message_id}`: my own, for both of us; its key is
@@ -99,6 +106,9 @@ struct ChatController {
         let photo = try await services.readModels.message(message, between: user, and: mate).flatMap { $0.from == user ? $0.photoID : nil }
         let outcome = try await runner.run(.unsendMessage(messageID: message, by: user, mate: mate), try context.command) { connection in
             if let photo { try PhotoStore.deleteChatPhoto(photo, owner: user, on: connection) }
+            // The stored answers of its send and edits show its text (sealed, but under the
+            // server's key, not the message's): they go with the message's key.
+            try IdempotencyStore.eraseAnswers(of: message, on: connection)
         }
         return try await answer(message, user, mate, outcome)
     }
