@@ -699,6 +699,11 @@ schemas.update({
 })
 schemas["NewReport"].setdefault("properties", {})["message_id"] = {**UUID, "description": "A message of theirs in our "
                                                                   "conversation (`404` otherwise)."}
+schemas["Report"]["required"] += ["message_id", "message_text"]
+schemas["Report"]["properties"].update({
+    "message_id": {"type": ["string", "null"], "format": "uuid", "description": "The reported chat message."},
+    "message_text": {"type": ["string", "null"], "description": "The reported message's text, while readable (null once "
+                                                                "unsent or erased)."}})
 MATE = idparam("user_id", "The mate's user id (names the conversation)")
 MESSAGE = idparam("message_id", "Message id")
 CHAT_PHOTO = idparam("photo_id", "Chat photo id")

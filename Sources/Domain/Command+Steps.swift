@@ -111,7 +111,7 @@ extension Command {
         case .unblock(let by, let user):
             return [.step(MatesDecider.self, on: .mates(by, user), .unblock(by: by, user: user))]
 
-        case .report(let reportID, let reporter, let reported, let reason, let walkID, let note):
+        case .report(let reportID, let reporter, let reported, let reason, let walkID, let messageID, let note):
             // Only someone the reporter has met (had a mate request with, either way): anyone
             // else, existing or not, is `not_found`, decided before anything about the user.
             var steps: [Step] = [
@@ -128,11 +128,28 @@ extension Command {
                     }
                 )
             }
+            if let messageID {
+                // A reported message must be theirs, in our conversation (read, not written); an
+                // unsent one still counts (its place and sender stay), though its text is gone.
+                steps.append(
+                    .check(ChatDecider.self, on: .chat(reporter, reported)) { chat throws(DomainError) in
+                        guard chat.messages[messageID]?.from == reported else { throw .notFound }
+                    }
+                )
+            }
             steps.append(
                 .step(
                     UserDecider.self,
                     on: .user(reported),
-                    .report(reportID: reportID, reporter: reporter, reported: reported, reason: reason, walkID: walkID, note: note)
+                    .report(
+                        reportID: reportID,
+                        reporter: reporter,
+                        reported: reported,
+                        reason: reason,
+                        walkID: walkID,
+                        messageID: messageID,
+                        note: note
+                    )
                 )
             )
             return steps

@@ -45,7 +45,8 @@ public enum Command: Sendable, Equatable {
     case unblock(by: UUID, user: UUID)
     /// `reporter` reports `reported`, someone they have had a mate request (and so maybe walks)
     /// with; `walkID` names the walk it is about, one between the two.
-    case report(reportID: UUID, reporter: UUID, reported: UUID, reason: ReportReason, walkID: UUID?, note: String?)
+    /// `messageID`, when given, must be a message `reported` sent to `reporter`.
+    case report(reportID: UUID, reporter: UUID, reported: UUID, reason: ReportReason, walkID: UUID?, messageID: UUID? = nil, note: String?)
     /// An operator marks a report about `reported` dealt with.
     case resolveReport(reportID: UUID, reported: UUID)
     /// An operator suspends `userID`: their pending mate requests (with `partners`) and pending

@@ -45,15 +45,28 @@ public struct UserReported: Sendable, Equatable, Codable {
     public var reason: ReportReason
     /// The walk the report is about, if any (its message is the evidence).
     public var walkID: UUID?
+    /// The chat message the report is about, if any (absent in reports filed before messages
+    /// could be named, so decoded as nil).
+    public var messageID: UUID?
     public var note: String?
     public var at: Date
 
-    public init(reportID: UUID, reporter: UUID, reported: UUID, reason: ReportReason, walkID: UUID?, note: String?, at: Date) {
+    public init(
+        reportID: UUID,
+        reporter: UUID,
+        reported: UUID,
+        reason: ReportReason,
+        walkID: UUID?,
+        messageID: UUID? = nil,
+        note: String?,
+        at: Date
+    ) {
         self.reportID = reportID
         self.reporter = reporter
         self.reported = reported
         self.reason = reason
         self.walkID = walkID
+        self.messageID = messageID
         self.note = note
         self.at = at
     }
@@ -61,6 +74,7 @@ public struct UserReported: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey {
         case reportID = "report_id"
         case walkID = "walk_id"
+        case messageID = "message_id"
         case reporter, reported, reason, note, at
     }
 
@@ -73,6 +87,8 @@ public struct UserReported: Sendable, Equatable, Codable {
             try c.encode(reported.lowercasedString, forKey: .reported)
             try c.encode(reason, forKey: .reason)
             try c.encode(walkID?.lowercasedString, forKey: .walkID)
+            // Only when present, so that the events of reports without one keep their JSON.
+            try c.encodeIfPresent(messageID?.lowercasedString, forKey: .messageID)
             try c.encode(at, forKey: .at)
         }
         if part.writesPersonal, let note { try c.encode(note, forKey: .note) }

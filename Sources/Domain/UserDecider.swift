@@ -14,7 +14,15 @@ public enum UserDecider: Decider {
         /// The owner empties their inbox.
         case clearNotifications(userID: UUID)
         /// `reporter` reports this stream's user (`Command.steps` checks they are related).
-        case report(reportID: UUID, reporter: UUID, reported: UUID, reason: ReportReason, walkID: UUID?, note: String?)
+        case report(
+            reportID: UUID,
+            reporter: UUID,
+            reported: UUID,
+            reason: ReportReason,
+            walkID: UUID?,
+            messageID: UUID? = nil,
+            note: String?
+        )
         /// An operator has dealt with a report.
         case resolveReport(reportID: UUID)
         /// An operator suspends the account.
@@ -90,7 +98,7 @@ public enum UserDecider: Decider {
             guard state.isRegistered else { throw .userNotFound }
             return [.notificationsCleared(UserMoment(userID: userID, at: now))]
 
-        case .report(let reportID, let reporter, let reported, let reason, let walkID, let note):
+        case .report(let reportID, let reporter, let reported, let reason, let walkID, let messageID, let note):
             // Nobody learns from a report whether a stranger exists: an unknown user is `not_found`
             // exactly like someone the reporter has never dealt with.
             guard state.isRegistered, reporter != reported else { throw .notFound }
@@ -104,6 +112,7 @@ public enum UserDecider: Decider {
                         reported: reported,
                         reason: reason,
                         walkID: walkID,
+                        messageID: messageID,
                         note: note?.isEmpty == true ? nil : note,
                         at: now
                     )

@@ -31,7 +31,7 @@ struct AdminController {
     @Sendable func reports(_ request: Request, context: GatewayRequestContext) async throws -> Answer<PageJSON<ReportJSON>> {
         let status = try request.queryValue("status", allowed: ["open", "resolved"]) ?? "open"
         let page = try PageRequest(request)
-        try await services.progress.awaitMinLogPosition(of: request, projectors: ["safety", "profiles", "walks"])
+        try await services.progress.awaitMinLogPosition(of: request, projectors: ["safety", "profiles", "walks", "chats"])
         return Answer(try await services.readModels.reports(status: status, page: page))
     }
 

@@ -1,4 +1,5 @@
 import EventLog
+import Foundation
 import HTTPTypes
 import Hummingbird
 import JSONText
@@ -10,14 +11,20 @@ struct Answer<Value: JSONObjectWritable>: ResponseGenerator {
     var value: Value
     var status: HTTPResponse.Status
     var logPosition: LogPosition?
+    /// The chat message this answer shows: its stored idempotent answer is deleted when the
+    /// message is unsent (`IdempotencyMiddleware`).
+    var erasedWith: UUID?
 
-    init(_ value: Value, status: HTTPResponse.Status = .ok, logPosition: LogPosition? = nil) {
+    init(_ value: Value, status: HTTPResponse.Status = .ok, logPosition: LogPosition? = nil, erasedWith: UUID? = nil) {
         self.value = value
         self.status = status
         self.logPosition = logPosition
+        self.erasedWith = erasedWith
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        .json(try ResponseEncoder().bytes(value), status: status, logPosition: logPosition?.description)
+        var response = Response.json(try ResponseEncoder().bytes(value), status: status, logPosition: logPosition?.description)
+        if let erasedWith { response.headers[.eraseAnswerWith] = erasedWith.lowercasedString }
+        return response
     }
 }

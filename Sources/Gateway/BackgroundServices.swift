@@ -45,31 +45,17 @@ struct WalkExpiryService: Service {
     }
 }
 
-/// Keeps the log's NOTIFY listener open until graceful shutdown.
-struct LogListenerService: Service {
-    let log: EventLog
+/// Keeps this process's one LISTEN connection open until graceful shutdown, handing each
+/// channel's notifications to its handler (`NotificationListener`): appends of other processes,
+/// signed-out sessions (`SessionStore.revocations`), erased data keys (`DataKeys.erasures`),
+/// chat read markers and typing (`ChatController.signals`).
+struct ListenerService: Service {
     let connectionString: String
+    let handlers: [String: NotificationListener.Handler]
     let logger: Logger
 
     func run() async throws {
-        let listener = log.startListening(connectionString: connectionString, logger: logger)
-        try? await gracefulShutdown()
-        listener.stop()
-    }
-}
-
-/// Keeps a `LISTEN channel` open until graceful shutdown and calls `onNotify` for every
-/// announcement, and after every reconnect (announcements may have been missed meanwhile).
-/// Used for what other processes must forget at once: signed-out sessions
-/// (`SessionStore.revocations`) and erased data keys (`DataKeys.erasures`).
-struct ForgetOnNotifyService: Service {
-    let channel: String
-    let connectionString: String
-    let logger: Logger
-    let onNotify: @Sendable () -> Void
-
-    func run() async throws {
-        let listener = NotificationListener(connectionString: connectionString, channel: channel, logger: logger, onNotify: onNotify)
+        let listener = NotificationListener(connectionString: connectionString, handlers: handlers, logger: logger)
         listener.start()
         try? await gracefulShutdown()
         listener.stop()

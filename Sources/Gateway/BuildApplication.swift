@@ -120,8 +120,12 @@ public func buildApplication(
     var backgroundServices: [any Service] = []
     var waiter: ProjectionProgress.Waiter?
     var feedWaiter: ProjectionProgress.Waiter?
+    // Every channel this process follows shares one LISTEN connection (`ListenerService`).
+    var listening: [String: NotificationListener.Handler] = [:]
     if background.contains(.listener) {
-        backgroundServices.append(LogListenerService(log: log, connectionString: configuration.databaseURL, logger: logger))
+        // Appends of other processes wake this process's readers.
+        let signal = log.signal
+        listening[EventLog.channel] = { _ in signal.notify() }
     }
     if background.contains(.projections) {
         let runner = ProjectionRunner(log: log, sealer: sealer, connectionString: configuration.databaseURL, logger: logger)
@@ -158,21 +162,16 @@ public func buildApplication(
     // Signed-out sessions stop working here the moment another process announces them (the
     // cache is emptied: revocations are rare), and an erased data key leaves memory too.
     let sessionCache = services.sessions.cache
-    backgroundServices.append(
-        ForgetOnNotifyService(channel: SessionStore.revocations, connectionString: configuration.databaseURL, logger: logger) {
-            sessionCache.forgetAll()
-        }
-    )
-    backgroundServices.append(
-        ForgetOnNotifyService(channel: DataKeys.erasures, connectionString: configuration.databaseURL, logger: logger) {
-            sealer.forgetCachedKeys()
-            sealer.forgetRememberedEvents()
-        }
-    )
+    listening[SessionStore.revocations] = { _ in sessionCache.forgetAll() }
+    listening[DataKeys.erasures] = { _ in
+        sealer.forgetCachedKeys()
+        sealer.forgetRememberedEvents()
+    }
     // Live inbox streams are served by one feed per process, ended with the server.
     backgroundServices.append(NotificationFeedService(feed: services.feed))
     // Chat read markers and typing reach this process's live streams.
-    backgroundServices.append(ChatSignalService(connectionString: configuration.databaseURL, feed: services.feed, logger: logger))
+    listening[ChatController.signals] = ChatSignals.handler(feed: services.feed)
+    backgroundServices.append(ListenerService(connectionString: configuration.databaseURL, handlers: listening, logger: logger))
     if background.contains(.idempotencyPurge) {
         backgroundServices.append(IdempotencyPurgeService(store: services.idempotency, sessions: services.sessions, logger: logger))
     }

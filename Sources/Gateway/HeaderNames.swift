@@ -4,6 +4,9 @@ import HTTPTypes
 /// text, which is wasted work when repeated on every request.
 extension HTTPField.Name {
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    /// Internal, never sent: a route's answer shows this message, so the stored idempotent
+    /// answer goes when the message is unsent (`IdempotencyMiddleware` removes it).
+    static let eraseAnswerWith = HTTPField.Name("SniffMeet-Erase-Answer-With")!
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
     static let logPosition = HTTPField.Name("Log-Position")!
     static let minLogPosition = HTTPField.Name("Min-Log-Position")!

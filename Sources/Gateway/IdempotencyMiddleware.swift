@@ -32,7 +32,9 @@ struct IdempotencyMiddleware: RouterMiddleware {
         let actor = context.identity?.user
         guard let key = request.headers[.idempotencyKey] else {
             context.commandMetadata = .firstUse(actor: actor)
-            return try await next(request, context)
+            var response = try await next(request, context)
+            response.headers[.eraseAnswerWith] = nil
+            return response
         }
         guard IdempotencyStore.isValidKey(key) else {
             throw APIError.validation("Idempotency-Key", "Idempotency-Key must be 1 to 200 visible ASCII characters")
@@ -54,8 +56,11 @@ struct IdempotencyMiddleware: RouterMiddleware {
         context.commandMetadata = CommandMetadata(commandID: IdempotencyStore.commandID(scope: scope, key: key), actor: actor)
         let answer: IdempotencyStore.Answer
         var response: Response?
+        var erasedWith: UUID?
         do {
             var fresh = try await next(request, context)
+            erasedWith = fresh.headers[.eraseAnswerWith].flatMap { UUID(uuidString: $0) }
+            fresh.headers[.eraseAnswerWith] = nil
             if handsOutToken {
                 answer = try .refusal(.alreadyRegistered)
             } else {
@@ -67,7 +72,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         } catch let refusal as CommandRefusal {
             answer = try .refusal(refusal.error)
         }
-        let first = try await store.store(scope: scope, key: key, requestHash: fingerprint, answer: answer)
+        let first = try await store.store(scope: scope, key: key, requestHash: fingerprint, answer: answer, erasedWith: erasedWith)
         guard first.requestHash == fingerprint else { throw APIError.idempotencyKeyReused }
         // A concurrent request with the same key may have stored first: everyone gets that answer.
         if handsOutToken || first.answer == answer, let response { return response }

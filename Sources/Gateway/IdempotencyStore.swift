@@ -126,17 +126,27 @@ public struct IdempotencyStore: Sendable {
     }
 
     /// Replaces an expired row for the same key (it is no longer an answer) but never a live one.
+    /// An answer showing a message already unsent (its key destroyed) is not stored: the unsend
+    /// deleted the answers it found, and this one came too late to be among them.
     static let storeSQL = """
-        INSERT INTO idempotency_keys (scope, key_hash, request_hash, status, log_position, sealed_body)
-        VALUES ($1, decode($2, 'hex'), decode($3, 'hex'), $4, $5, decode($6, 'base64'))
+        INSERT INTO idempotency_keys (scope, key_hash, request_hash, status, log_position, sealed_body, erase_with)
+        SELECT $1, decode($2, 'hex'), decode($3, 'hex'), $4, $5, decode($6, 'base64'), $8::uuid
+        WHERE $8::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM message_keys WHERE message_id = $8::uuid AND sealed_key IS NULL)
         ON CONFLICT (scope, key_hash) DO UPDATE
             SET request_hash = excluded.request_hash, status = excluded.status, log_position = excluded.log_position,
-                sealed_body = excluded.sealed_body, created_at = excluded.created_at
+                sealed_body = excluded.sealed_body, created_at = excluded.created_at, erase_with = excluded.erase_with
             WHERE idempotency_keys.created_at <= now() - make_interval(secs => $7)
         """
 
     /// Stores the first answer; when another request stored one first, returns that one instead.
-    public func store(scope: UUID, key: String, requestHash: String, answer: Answer) async throws -> (requestHash: String, answer: Answer) {
+    /// `erasedWith` names the chat message the answer shows (`eraseAnswers(of:)`).
+    public func store(
+        scope: UUID,
+        key: String,
+        requestHash: String,
+        answer: Answer,
+        erasedWith: UUID? = nil
+    ) async throws -> (requestHash: String, answer: Answer) {
         let keyHash = keyHash(scope: scope, key: key)
         let sealed = try seal(answer.body, keyHash: keyHash).base64EncodedString()
         let inserted = try await gate.withConnection(pool) { connection -> Bool in
@@ -144,12 +154,14 @@ public struct IdempotencyStore: Sendable {
                 Self.storeSQL,
                 [
                     scope, Hex.string(keyHash), requestHash, answer.status, answer.logPosition, sealed,
-                    Self.retention.components.seconds,
+                    Self.retention.components.seconds, erasedWith,
                 ],
                 prepared: true
             ).affectedRows == 1
         }
         if inserted { return (requestHash, answer) }
+        // Not stored because the message was unsent meanwhile: nothing to hand out but this one.
+        if erasedWith != nil, try await lookup(scope: scope, key: key) == nil { return (requestHash, answer) }
         // A concurrent request with the same key stored first. A new statement takes a new
         // snapshot, so its committed row is visible now (the INSERT waited for it).
         guard let first = try await lookup(scope: scope, key: key) else {
@@ -187,6 +199,12 @@ public struct IdempotencyStore: Sendable {
     func open(_ sealed: Data, keyHash: Data) throws -> String {
         let box = try AES.GCM.SealedBox(combined: sealed)
         return String(decoding: try AES.GCM.open(box, using: sealing, authenticating: keyHash), as: UTF8.self)
+    }
+
+    /// Deletes every stored answer showing `message` (its send, its edits) on `connection`, in
+    /// the transaction that unsends it.
+    public static func eraseAnswers(of message: UUID, on connection: Connection) throws {
+        try connection.execute("DELETE FROM idempotency_keys WHERE erase_with = $1", [message])
     }
 
     /// Deletes every stored answer of `user` on `connection` (their account is being deleted:

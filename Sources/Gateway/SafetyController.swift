@@ -65,15 +65,6 @@ struct SafetyController {
         let user = try context.user
         let body = try await services.body.decode(ReportBody.self, from: request)
         let metadata = try context.command
-        // A reported message must be theirs, in our conversation (API.md); anything else is `404`.
-        if let message = try body.reportedMessage() {
-            let reported = try body.reportedUser()
-            let head = try await services.gate.admitted { [log = services.log] in try await log.head() }
-            try await services.progress.waitUntil(head, projectors: ["chats"], timeout: .seconds(3))
-            guard let row = try await services.readModels.message(message, between: user, and: reported), row.from == reported,
-                user != reported
-            else { throw APIError.notFound }
-        }
         let outcome = try await runner.run(
             .report(
                 reportID: metadata.commandID,
@@ -81,6 +72,8 @@ struct SafetyController {
                 reported: try body.reportedUser(),
                 reason: try body.reportReason(),
                 walkID: try body.reportedWalk(),
+                // The domain checks it is theirs, in our conversation; anything else is `404`.
+                messageID: try body.reportedMessage(),
                 note: body.note
             ),
             metadata

@@ -31,6 +31,8 @@ public struct ReportJSON: JSONObjectWritable, Sendable {
         object.string("note", row.note)
         object.id("walk_id", row.walkID)
         object.string("walk_message", row.walkMessage)
+        object.id("message_id", row.messageID)
+        object.string("message_text", row.messageText)
         object.string("status", row.status)
         object.timestamp("created_at", row.createdAt)
         object.timestamp("resolved_at", row.resolvedAt)

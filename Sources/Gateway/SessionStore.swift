@@ -20,7 +20,7 @@ public struct Caller: Sendable, Equatable {
 ///
 /// Revocation reaches every process within a second: a signed-out session's hash is announced
 /// with `NOTIFY sniffmeet_sessions` in the transaction that deletes it, and every process
-/// listening forgets its cached sessions at once (`ForgetOnNotifyService`); a cached
+/// listening forgets its cached sessions at once (`ListenerService`); a cached
 /// session is trusted for at most a second even when no announcement arrives.
 public struct SessionStore: Sendable {
     /// The NOTIFY channel of revocations (payload: the token hash in hex).

@@ -2,32 +2,45 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Follows `LISTEN channel` on a dedicated connection owned by its own thread, and calls
-/// `onNotify` for every notification and after every reconnect (events may have been missed
-/// while disconnected, so listeners treat a reconnect as "look again").
+/// Follows `LISTEN` on one or more channels on a dedicated connection owned by its own thread,
+/// and hands each channel's handler the payloads of every batch of notifications on it, and an
+/// empty batch after every (re)connect (notifications may have been missed while disconnected,
+/// so handlers treat it as "look again").
+///
+/// One listener can serve every channel a process follows: each LISTEN connection is a backend
+/// of PostgreSQL's own, and a process needs only one.
 public final class NotificationListener: Sendable {
+    /// Receives one channel's payloads of one batch, in order; empty after a (re)connect.
+    public typealias Handler = @Sendable (_ payloads: [String]) -> Void
+
     private let connectionString: String
-    private let channel: String
-    private let onNotify: @Sendable () -> Void
+    private let handlers: [String: Handler]
     private let logger: Logger
     private let stopped = Atomic<Bool>(false)
 
-    public init(
+    /// Listens on every channel of `handlers` on one connection.
+    public init(connectionString: String, handlers: [String: Handler], logger: Logger = Logger(label: "sniffmeet.listen")) {
+        precondition(!handlers.isEmpty, "a listener needs a channel")
+        self.connectionString = connectionString
+        self.handlers = handlers
+        self.logger = logger
+    }
+
+    /// Listens on `channel` alone; `onNotify` runs once per batch of notifications and after
+    /// every (re)connect.
+    public convenience init(
         connectionString: String,
         channel: String,
         logger: Logger = Logger(label: "sniffmeet.listen"),
         onNotify: @escaping @Sendable () -> Void
     ) {
-        self.connectionString = connectionString
-        self.channel = channel
-        self.onNotify = onNotify
-        self.logger = logger
+        self.init(connectionString: connectionString, handlers: [channel: { _ in onNotify() }], logger: logger)
     }
 
     /// Starts the listening thread.
     public func start() {
         let thread = Thread { [self] in self.run() }
-        thread.name = "sniffmeet-listen-\(channel)"
+        thread.name = handlers.count == 1 ? "sniffmeet-listen-\(handlers.keys.first!)" : "sniffmeet-listen"
         thread.start()
     }
 
@@ -39,16 +52,20 @@ public final class NotificationListener: Sendable {
         while !stopped.load(ordering: .relaxed) {
             do {
                 let connection = try Connection(connectionString: connectionString)
-                try connection.listen(channel)
+                for channel in handlers.keys.sorted() { try connection.listen(channel) }
                 backoff = .milliseconds(50)
-                onNotify()
+                for handler in handlers.values { handler([]) }
                 while !stopped.load(ordering: .relaxed) {
                     let received = try connection.waitForNotifications(timeout: .milliseconds(200))
-                    if !received.isEmpty { onNotify() }
+                    guard !received.isEmpty else { continue }
+                    var batches: [String: [String]] = [:]
+                    for notification in received { batches[notification.channel, default: []].append(notification.payload) }
+                    for (channel, payloads) in batches { handlers[channel]?(payloads) }
                 }
             } catch {
                 if stopped.load(ordering: .relaxed) { break }
-                logger.warning("listener for \(channel) lost its connection; reconnecting", metadata: ["error": "\(error)"])
+                let channels = handlers.keys.sorted().joined(separator: ",")
+                logger.warning("listener for \(channels) lost its connection; reconnecting", metadata: ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: Double(backoff.components.attoseconds) / 1e18 + Double(backoff.components.seconds))
                 backoff = min(backoff * 2, .seconds(2))
             }

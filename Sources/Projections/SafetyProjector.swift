@@ -60,15 +60,18 @@ public struct SafetyProjector: Projector {
             let reports = fileOrder.map { filed[$0]! }
             try connection.execute(
                 """
-                INSERT INTO \(tables("reports")) (report_id, reporter, reported, reason, walk_id, note, status, created_at, resolved_at)
+                INSERT INTO \(tables("reports"))
+                    (report_id, reporter, reported, reason, walk_id, note, status, created_at, resolved_at, message_id)
                 SELECT id, reporter, reported, reason, walk_id, note, CASE WHEN resolved_at IS NULL THEN 'open' ELSE 'resolved' END,
-                       created_at, resolved_at
+                       created_at, resolved_at, message_id
                 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::text[], $7::timestamptz[],
-                            $8::timestamptz[]) AS x(id, reporter, reported, reason, walk_id, note, created_at, resolved_at)
+                            $8::timestamptz[], $9::uuid[])
+                    AS x(id, reporter, reported, reason, walk_id, note, created_at, resolved_at, message_id)
                 """,
                 [
                     reports.map(\.reportID), reports.map(\.reporter), reports.map(\.reported), reports.map(\.reason.rawValue),
                     reports.map(\.walkID), reports.map(\.note), reports.map(\.at), reports.map { resolved[$0.reportID] },
+                    reports.map(\.messageID),
                 ]
             )
         }

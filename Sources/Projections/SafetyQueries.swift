@@ -12,7 +12,8 @@ public struct BlockRow: Sendable {
     public var key: TimeKey
 }
 
-/// One report for the operators: both cards, the reason, the note and the reported walk's message.
+/// One report for the operators: both cards, the reason, the note, the reported walk's message
+/// and the reported chat message's text.
 public struct ReportRow: Sendable {
     public var reportID: UUID
     public var reporter: CardRow
@@ -22,6 +23,9 @@ public struct ReportRow: Sendable {
     public var note: String?
     /// The reported walk's message, while the walk is in the read model.
     public var walkMessage: String?
+    public var messageID: UUID?
+    /// The reported chat message's text, while it is readable (not unsent, not erased).
+    public var messageText: String?
     public var status: String
     public var createdAt: Date
     public var resolvedAt: Date?
@@ -56,11 +60,12 @@ public enum SafetyQueries {
 
     static let reportColumns = """
         r.report_id, \(CardRow.columns("a")), \(CardRow.columns("b")), r.reason, r.walk_id, r.note, w.message, r.status,
-        r.resolved_at, (extract(epoch FROM r.created_at) * 1000000)::bigint
+        r.resolved_at, (extract(epoch FROM r.created_at) * 1000000)::bigint, r.message_id, m.text
         """
     static let reportFrom = """
         FROM reports r JOIN profiles a ON a.user_id = r.reporter JOIN profiles b ON b.user_id = r.reported
         LEFT JOIN walks w ON w.walk_id = r.walk_id
+        LEFT JOIN chat_messages m ON m.message_id = r.message_id AND NOT m.unsent
         """
 
     static let reportsSQL = """
@@ -95,6 +100,8 @@ public enum SafetyQueries {
         let status = try reader.string()
         let resolvedAt = try reader.optionalDate()
         let key = TimeKey(micros: try reader.int64(), id: id)
+        let messageID = try reader.optionalUUID()
+        let messageText = reader.optionalString()
         return ReportRow(
             reportID: id,
             reporter: reporter,
@@ -103,6 +110,8 @@ public enum SafetyQueries {
             walkID: walkID,
             note: note,
             walkMessage: message,
+            messageID: messageID,
+            messageText: messageText,
             status: status,
             createdAt: key.date,
             resolvedAt: resolvedAt,

@@ -8,7 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Benchmarks against same-run references.",
         subcommands: [
             BenchAppendCommand.self, BenchRebuildCommand.self, BenchLagCommand.self, BenchPushCommand.self, BenchPhotosCommand.self,
-            BenchWalkLogsCommand.self,
+            BenchWalkLogsCommand.self, BenchChatLatencyCommand.self,
         ]
     )
 }

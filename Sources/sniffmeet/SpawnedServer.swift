@@ -10,8 +10,9 @@ struct SpawnedServer {
     /// Where its output goes.
     let log: String
 
-    /// Starts the server on `port` with its data in `dataDirectory`, its output into `log`.
-    init(port: Int, dataDirectory: String, log: String) throws {
+    /// Starts the server on `port` with its data in `dataDirectory`, its output into `log`;
+    /// `environment` adds settings of its own.
+    init(port: Int, dataDirectory: String, log: String, environment extra: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDirectory]
@@ -20,6 +21,7 @@ struct SpawnedServer {
         environment["SNIFFMEET_REQUEST_TIMEOUT_SECONDS"] = "120"
         environment.removeValue(forKey: "DATABASE_URL")
         environment.removeValue(forKey: "MIGRATION_DATABASE_URL")
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))

@@ -50,7 +50,12 @@ struct ChatController {
         guard let sent = outcome.events.lazy.compactMap({ if case .messageSent(let e) = $0.event { e } else { nil } }).first else {
             throw APIError.unexpected
         }
-        return Answer(ChatMessageJSON(sent), status: .created, logPosition: try await runner.position(of: outcome))
+        return Answer(
+            ChatMessageJSON(sent),
+            status: .created,
+            logPosition: try await runner.position(of: outcome),
+            erasedWith: sent.messageID
+        )
     }
 
     /// `GET /v1/chats`: my conversations, the one with the newest message first.
@@ -86,7 +91,9 @@ struct ChatController {
         let message = try context.uuidParameter("message_id")
         let body = try await services.body.decode(ChatEditBody.self, from: request)
         let outcome = try await runner.run(.editMessage(messageID: message, by: user, mate: mate, text: body.text), try context.command)
-        return try await answer(message, user, mate, outcome)
+        var edited = try await answer(message, user, mate, outcome)
+        edited.erasedWith = message
+        return edited
     }
 
     /// `DELETE /v1/chats/{user_id}/messages/{message_id}`: my own, for both of us; its key is
@@ -99,6 +106,9 @@ struct ChatController {
         let photo = try await services.readModels.message(message, between: user, and: mate).flatMap { $0.from == user ? $0.photoID : nil }
         let outcome = try await runner.run(.unsendMessage(messageID: message, by: user, mate: mate), try context.command) { connection in
             if let photo { try PhotoStore.deleteChatPhoto(photo, owner: user, on: connection) }
+            // The stored answers of its send and edits show its text (sealed, but under the
+            // server's key, not the message's): they go with the message's key.
+            try IdempotencyStore.eraseAnswers(of: message, on: connection)
         }
         return try await answer(message, user, mate, outcome)
     }
@@ -111,12 +121,19 @@ struct ChatController {
         return Answer(ChatMessageJSON(row), logPosition: position)
     }
 
-    /// `PUT /v1/chats/{user_id}/read {"up_to"}`: never backwards; the mate's streams hear of it.
+    /// `PUT /v1/chats/{user_id}/read {"up_to"}`: never backwards, and never past the
+    /// conversation's last message (a marker beyond it would hide the next messages from the
+    /// unread count); the mate's streams hear of it.
     @Sendable func read(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
         let user = try context.user
         let mate = try context.uuidParameter("user_id")
-        let upTo = try await services.body.decode(ReadMarkerBody.self, from: request).checked()
+        let asked = try await services.body.decode(ReadMarkerBody.self, from: request).checked()
         guard try await runner.hasConversation(user, with: mate, services) else { throw APIError.notFound }
+        // Past the read model's last seq, the log decides: a client may have seen a message (a
+        // push, another device) that the read model does not hold yet.
+        let upTo =
+            try await asked > services.readModels.lastSeq(user, mate)
+            ? min(asked, try await runner.lastSeq(between: user, and: mate)) : asked
         try await services.gate.admitted { [pool = services.pool] in
             try await pool.withConnection { connection in
                 try connection.transaction { connection in
@@ -180,6 +197,13 @@ extension CommandRunner {
         let handler = self.handler
         let pair = try await gate.admitted { try await handler.states(of: [.mates(user, mate)]) }[.mates(user, mate)]?.mates
         return pair.map { $0.areMates && !$0.isBlocked } ?? false
+    }
+
+    /// The `seq` of the newest message between `user` and `mate` in the log (0 before the first).
+    func lastSeq(between user: UUID, and mate: UUID) async throws -> Int {
+        let handler = self.handler
+        let chat = try await gate.admitted { try await handler.states(of: [.chat(user, mate)]) }[.chat(user, mate)]?.chat
+        return chat?.lastSeq ?? 0
     }
 
     /// Whether `user` has a conversation with `mate`: messages in it (the read model), or mates now.

@@ -120,34 +120,13 @@ struct MeStream: Sendable {
 }
 
 /// Hands `ChatController.signals` (read markers, typing) from any process to this process's
-/// live streams, on a listening connection of its own.
-struct ChatSignalService: Service {
-    let connectionString: String
-    let feed: NotificationFeed
-    let logger: Logging.Logger
-
-    func run() async throws {
-        let stopped = Atomic(false)
-        let thread = Thread { [connectionString, feed, logger] in
-            while !stopped.load(ordering: .relaxed) {
-                do {
-                    let connection = try Connection(connectionString: connectionString)
-                    try connection.listen(ChatController.signals)
-                    while !stopped.load(ordering: .relaxed) {
-                        for notification in try connection.waitForNotifications(timeout: .milliseconds(200)) {
-                            if let signal = ChatSignal(payload: notification.payload) { feed.signal(signal) }
-                        }
-                    }
-                } catch {
-                    if stopped.load(ordering: .relaxed) { break }
-                    logger.warning("chat signal listener lost its connection; reconnecting", metadata: ["error": "\(error)"])
-                    Thread.sleep(forTimeInterval: 0.2)
-                }
+/// live streams, through the process's one listening connection (`ListenerService`).
+enum ChatSignals {
+    static func handler(feed: NotificationFeed) -> NotificationListener.Handler {
+        { payloads in
+            for payload in payloads {
+                if let signal = ChatSignal(payload: payload) { feed.signal(signal) }
             }
         }
-        thread.name = "sniffmeet-chat-signals"
-        thread.start()
-        try? await gracefulShutdown()
-        stopped.store(true, ordering: .relaxed)
     }
 }

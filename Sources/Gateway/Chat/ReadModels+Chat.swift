@@ -30,6 +30,11 @@ extension ReadModels {
         try await gate.run(ChatsQueries.message(id, between: user, and: mate), on: pool)
     }
 
+    /// The `seq` of the newest message between `user` and `mate` in the read model (0 before the first).
+    func lastSeq(_ user: UUID, _ mate: UUID) async throws -> Int {
+        try await gate.run(ChatsQueries.lastSeq(user, mate), on: pool)
+    }
+
     /// Whether `user` has a conversation with `mate` (messages, or mates now).
     func hasConversation(_ user: UUID, with mate: UUID) async throws -> Bool {
         try await gate.run(ChatsQueries.hasConversation(user, with: mate), on: pool)

@@ -155,6 +155,16 @@ public enum ChatsQueries {
         Query(knowsSQL, [user, mate]) { try $0.first!.bool(0) }
     }
 
+    static let lastSeqSQL = """
+        SELECT coalesce((SELECT last_seq FROM chat_conversations WHERE user_id = $1 AND mate_id = $2), 0)
+        """
+
+    /// The `seq` of the newest message between `user` and `mate` as the read model holds it (0
+    /// before the first).
+    public static func lastSeq(_ user: UUID, _ mate: UUID) -> Query<Int> {
+        Query(lastSeqSQL, [user, mate]) { try $0.first!.int(0) }
+    }
+
     static let matesSQL = """
         SELECT EXISTS (SELECT 1 FROM mates WHERE user_id = $1 AND mate_id = $2)
             AND NOT EXISTS (SELECT 1 FROM blocks WHERE (blocker = $1 AND blocked = $2) OR (blocker = $2 AND blocked = $1))

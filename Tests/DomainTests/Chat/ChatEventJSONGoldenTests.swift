@@ -67,4 +67,34 @@ final class ChatEventJSONGoldenTests: XCTestCase {
         XCTAssertNil(sent.text)
         XCTAssertNil(sent.photoID)
     }
+
+    /// A report naming a message stores its id in the clear; reports filed without one keep
+    /// their JSON (no `message_id` key) and decode with none.
+    func testUserReportedNamingAMessageWritesItsIDAndOlderReportsDecodeWithout() throws {
+        let r = "d0000000-0000-4000-8000-000000000001"
+        let named = Event.userReported(
+            UserReported(
+                reportID: request1,
+                reporter: bob,
+                reported: alice,
+                reason: .spam,
+                walkID: nil,
+                messageID: message1,
+                note: nil,
+                at: t0
+            )
+        )
+        let json =
+            #"{"at":"\#(Self.at)","message_id":"\#(Self.m)","reason":"spam","report_id":"\#(r)","reported":"\#(Self.a)","reporter":"\#(Self.b)","walk_id":null}"#
+        XCTAssertEqual(String(decoding: named.encodedData(), as: UTF8.self), json)
+        XCTAssertEqual(String(decoding: named.encodedData(.clear), as: UTF8.self), json)
+        XCTAssertEqual(try Event.decode(typeName: "user_reported", schemaVersion: 1, data: Data(json.utf8)), named)
+        let older =
+            #"{"at":"\#(Self.at)","reason":"spam","report_id":"\#(r)","reported":"\#(Self.a)","reporter":"\#(Self.b)","walk_id":null}"#
+        guard case .userReported(let e) = try Event.decode(typeName: "user_reported", schemaVersion: 1, data: Data(older.utf8)) else {
+            return XCTFail("not a report")
+        }
+        XCTAssertNil(e.messageID)
+        XCTAssertEqual(String(decoding: Event.userReported(e).encodedData(), as: UTF8.self), older)
+    }
 }

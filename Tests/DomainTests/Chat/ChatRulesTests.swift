@@ -231,6 +231,68 @@ final class ChatRulesTests: XCTestCase {
         XCTAssertEqual(unsent.chatMessageID, message1)
     }
 
+    // MARK: Reports naming a message
+
+    let chatReport = id("F2000000-0000-4000-8000-000000000001")
+
+    func reportMessage(
+        _ w: inout World,
+        by reporter: UUID = alice,
+        about reported: UUID = bob,
+        _ messageID: UUID
+    ) throws(DomainError)
+        -> Decision
+    {
+        try w.run(
+            .report(
+                reportID: chatReport,
+                reporter: reporter,
+                reported: reported,
+                reason: .harassment,
+                walkID: nil,
+                messageID: messageID,
+                note: nil
+            )
+        )
+    }
+
+    func testReportNamingTheirMessageRecordsItReadingTheChatStream() throws {
+        var w = try World.mated()
+        try send(&w, from: bob, to: alice, text: "rude words", messageID: message1)
+        let decision = try reportMessage(&w, message1)
+        // The conversation is read, not written.
+        XCTAssertEqual(decision.appends.map(\.stream), [.user(bob)])
+        guard case .userReported(let e) = decision.events.first?.event else { return XCTFail("no report") }
+        XCTAssertEqual(e.messageID, message1)
+        XCTAssertEqual(e.walkID, nil)
+    }
+
+    func testReportedMessageMustBeTheirsInOurConversationNotFound() throws {
+        var w = try World.mated()
+        try send(&w, from: alice, to: bob, text: "mine", messageID: message1)
+        // My own message, and a message that does not exist: the same answer.
+        assertRefused("not_found") { try reportMessage(&w, message1) }
+        assertRefused("not_found") { try reportMessage(&w, message2) }
+        // Bob's message to Carol is not in Alice's conversation with Bob.
+        try w.run(.registerUser(userID: carol, profile: profile(nickname: "Carol")))
+        try w.run(.requestMate(requestID: request2, from: carol, to: bob, dropToken: token(by: bob)))
+        try w.run(.acceptMate(requestID: request2, pair: MatePair(bob, carol), by: bob))
+        try send(&w, from: bob, to: carol, text: "to carol", messageID: message2)
+        assertRefused("not_found") { try reportMessage(&w, by: carol, about: bob, message1) }
+        try reportMessage(&w, by: carol, about: bob, message2)
+        XCTAssertTrue(w.state(.user(bob)).user?.reports[chatReport] != nil)
+    }
+
+    func testAnUnsentMessageCanStillBeReported() throws {
+        var w = try World.mated()
+        try send(&w, from: bob, to: alice, text: "rude words", messageID: message1)
+        try w.run(.unsendMessage(messageID: message1, by: bob, mate: alice))
+        // Its place and sender stay; only its text is gone.
+        let decision = try reportMessage(&w, message1)
+        guard case .userReported(let e) = decision.events.first?.event else { return XCTFail("no report") }
+        XCTAssertEqual(e.messageID, message1)
+    }
+
     func testCommandNames() {
         XCTAssertEqual(Command.sendMessage(messageID: message1, from: alice, to: bob, text: "x", photoID: nil).name, "SendMessage")
         XCTAssertEqual(Command.editMessage(messageID: message1, by: alice, mate: bob, text: "x").name, "EditMessage")

@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 import PersonalData
 import Photos
 import Postgres
@@ -91,6 +92,82 @@ final class ChatErasureTests: XCTestCase {
             let reports = try Verifier(connectionString: client.runtimeURL, sealer: EventSealer(secret: fixture.configuration.secret)).run()
             XCTAssertFalse(reports.isEmpty)
             for report in reports { XCTAssertEqual(report.differingRows, 0, "\(report.table): \(report.samples)") }
+        }
+    }
+
+    /// The stored idempotent answers of a message's send and edits show its text (sealed under
+    /// the server's key): unsending deletes them, so not even the server secret reads the text
+    /// afterwards, and a late retry of the send appends nothing and shows no text.
+    func testUnsendDeletesTheStoredAnswersOfTheSendAndItsEdits() async throws {
+        let fixture = try GatewayFixture("chat_idem_erasure")
+        try await fixture.run { client in
+            let ann = try await client.signUp("idann")
+            let bob = try await client.signUp("idbob")
+            try await client.makeMates(ann, bob)
+            let send = #"{"text": "Gnuquartz 313 hidden"}"#
+            let sent = try await client.send(
+                .post,
+                "/v1/chats/\(bob.id)/messages",
+                token: ann.token,
+                json: send,
+                headers: ["Idempotency-Key": "send-1"]
+            )
+            XCTAssertEqual(sent.status, 201, sent.text)
+            let id = try XCTUnwrap(sent.json["message_id"] as? String)
+            XCTAssertNil(sent.header("SniffMeet-Erase-Answer-With"), "the internal header reached the client")
+            let edited = try await client.send(
+                .patch,
+                "/v1/chats/\(bob.id)/messages/\(id)",
+                token: ann.token,
+                json: #"{"text": "Gnuquartz 414 edited"}"#,
+                headers: ["Idempotency-Key": "edit-1"]
+            )
+            XCTAssertEqual(edited.status, 200, edited.text)
+            // Another message's answer is not touched by this unsend.
+            let other = try await client.send(
+                .post,
+                "/v1/chats/\(bob.id)/messages",
+                token: ann.token,
+                json: #"{"text": "Keptanswer 1"}"#,
+                headers: ["Idempotency-Key": "send-2"]
+            )
+            XCTAssertEqual(other.status, 201, other.text)
+
+            let pool = ConnectionPool(connectionString: client.runtimeURL)
+            let store = IdempotencyStore(pool: pool, gate: .init(limit: 10), secret: fixture.configuration.secret)
+            let scope = try XCTUnwrap(UUID(uuidString: ann.id))
+            let before = try await store.lookup(scope: scope, key: "send-1")
+            XCTAssertTrue(before?.answer.body.contains("Gnuquartz 313 hidden") == true, "the send's answer was not stored")
+            let editBefore = try await store.lookup(scope: scope, key: "edit-1")
+            XCTAssertTrue(editBefore?.answer.body.contains("Gnuquartz 414 edited") == true, "the edit's answer was not stored")
+
+            let unsent = try await client.send(.delete, "/v1/chats/\(bob.id)/messages/\(id)", token: ann.token)
+            XCTAssertEqual(unsent.status, 200, unsent.text)
+            let sendAfter = try await store.lookup(scope: scope, key: "send-1")
+            let editAfter = try await store.lookup(scope: scope, key: "edit-1")
+            let otherAfter = try await store.lookup(scope: scope, key: "send-2")
+            XCTAssertNil(sendAfter, "the send's answer outlived the unsend")
+            XCTAssertNil(editAfter, "the edit's answer outlived the unsend")
+            XCTAssertTrue(otherAfter?.answer.body.contains("Keptanswer 1") == true)
+            let dump = try AccountDeletionTests.dump(client.ownerURL)
+            XCTAssertFalse(dump.contains("Gnuquartz"), "after the unsend the dump holds the text")
+
+            // A late retry of the send: nothing appended again, no text, nothing stored.
+            let events = try client.sql("SELECT count(*) FROM events")[0][0]
+            let retry = try await client.send(
+                .post,
+                "/v1/chats/\(bob.id)/messages",
+                token: ann.token,
+                json: send,
+                headers: ["Idempotency-Key": "send-1"]
+            )
+            XCTAssertEqual(retry.status, 201, retry.text)
+            XCTAssertEqual(retry.json["message_id"] as? String, id)
+            XCTAssertTrue(retry.json["text"] is NSNull, retry.text)
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM events")[0][0], events)
+            let retried = try await store.lookup(scope: scope, key: "send-1")
+            XCTAssertNil(retried, "the retry stored the answer of an unsent message")
+            await pool.close()
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import XCTest
 
 /// `GET /v1/me/stream`: chat messages, read markers and typing beside inbox entries, resumed
@@ -99,6 +100,24 @@ final class ChatStreamTests: XCTestCase {
     }
 
     /// On a real socket: a message reaches the mate's open stream within 1 s of its send.
+    /// Read markers and typing come through the process's one LISTEN connection, which also
+    /// carries the log's appends, session revocations and key erasures.
+    func testTheProcessListensOnOneConnection() async throws {
+        try await GatewayFixture("chat_one_listen").run { client in
+            let connection = try Connection(connectionString: client.runtimeURL)
+            let sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+            var listening = 0
+            for _ in 0..<100 {
+                listening = try connection.execute(sql).first!.int(0)
+                if listening > 0 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            // Give a second listener, if any, the time to connect too.
+            try await Task.sleep(for: .milliseconds(300))
+            XCTAssertEqual(try connection.execute(sql).first!.int(0), 1)
+        }
+    }
+
     func testAMessageReachesTheMatesStreamWithinASecond() async throws {
         let fixture = try GatewayFixture("chat_stream_live") { $0.heartbeatInterval = .milliseconds(500) }
         try await fixture.run(.live) { client in

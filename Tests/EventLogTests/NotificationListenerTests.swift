@@ -1,0 +1,48 @@
+import Foundation
+import Postgres
+import PostgresTesting
+import Synchronization
+import XCTest
+
+/// One listener follows several channels on one connection and hands each channel's payloads
+/// to its own handler, in order; after connecting it tells every handler to look again.
+final class NotificationListenerTests: XCTestCase {
+    func testOneConnectionServesEveryChannelWithItsPayloads() async throws {
+        let connectionString = try TestDatabase.create("listen_many")
+        let seen = Mutex<[String: [String]]>([:])
+        let listener = NotificationListener(
+            connectionString: connectionString,
+            handlers: [
+                "chan_one": { payloads in
+                    seen.withLock { $0["chan_one", default: []].append(contentsOf: payloads.isEmpty ? ["<again>"] : payloads) }
+                },
+                "chan_two": { payloads in
+                    seen.withLock { $0["chan_two", default: []].append(contentsOf: payloads.isEmpty ? ["<again>"] : payloads) }
+                },
+            ]
+        )
+        listener.start()
+        defer { listener.stop() }
+        let connection = try Connection(connectionString: connectionString)
+        try await eventually { seen.withLock { $0["chan_one"] == ["<again>"] && $0["chan_two"] == ["<again>"] } }
+        // Exactly one backend listens, whatever the number of channels.
+        let listening = try connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+        )
+        XCTAssertEqual(try listening.first!.int(0), 1)
+        try connection.execute("SELECT pg_notify('chan_one', 'a1'), pg_notify('chan_two', 'b1')")
+        try connection.execute("SELECT pg_notify('chan_one', 'a2')")
+        try connection.execute("SELECT pg_notify('chan_unknown', 'x')")
+        try await eventually { seen.withLock { $0["chan_one"]?.count == 3 && $0["chan_two"]?.count == 2 } }
+        XCTAssertEqual(seen.withLock { $0["chan_one"] }, ["<again>", "a1", "a2"])
+        XCTAssertEqual(seen.withLock { $0["chan_two"] }, ["<again>", "b1"])
+    }
+
+    private func eventually(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return XCTFail("not within 5 s", file: file, line: line) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
