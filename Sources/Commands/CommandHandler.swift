@@ -187,8 +187,11 @@ public struct CommandHandler: Sendable {
                 let unread = command
                 let read = try await log.pool.withConnection { connection -> (Loaded, CommandOutcome?, Command) in
                     if let replayOf, let replay = try handler.replay(of: replayOf, on: connection) { return (Loaded(), replay, unread) }
-                    let command = try dropToken.map { try Self.presenting($0, in: unread, on: connection) } ?? unread
-                    return (try handler.load(command, on: connection), nil, command)
+                    // A mate request's token is read in the same round trip as its streams (which
+                    // do not depend on it).
+                    guard let dropToken else { return (try handler.load(unread, on: connection), nil, unread) }
+                    let (loaded, token) = try handler.load(unread, on: connection, alongside: DropTokens.reading(hash: dropToken))
+                    return (loaded, nil, Self.presenting(try token.flatMap(DropTokens.presented(from:)), in: unread))
                 }
                 if let replay = read.1 { return replay }
                 (loaded, fromCache, lookForReplay, command) = (read.0, false, false, read.2)
@@ -296,10 +299,10 @@ public struct CommandHandler: Sendable {
         throw CommandError.tooManyConflicts(stream: conflicted)
     }
 
-    /// `command` (a RequestMate) with the drop token of `hash` as it is now.
-    static func presenting(_ hash: Data, in command: Command, on connection: Connection) throws -> Command {
+    /// `command` (a RequestMate) with the drop token as it was read.
+    static func presenting(_ token: PresentedDropToken?, in command: Command) -> Command {
         guard case .requestMate(let requestID, let from, let to, _) = command else { return command }
-        return .requestMate(requestID: requestID, from: from, to: to, dropToken: try DropTokens.presented(hash: hash, on: connection))
+        return .requestMate(requestID: requestID, from: from, to: to, dropToken: token)
     }
 
     /// Every stream `command` needs, from the cache alone; nil when one is not there. A stream
@@ -526,12 +529,32 @@ public struct CommandHandler: Sendable {
 
     /// Loads every stream `command` needs, asking the domain again until the list is complete.
     func load(_ command: Command, on connection: Connection) throws -> Loaded {
+        try load(command, on: connection, alongside: nil).loaded
+    }
+
+    /// Loads as `load(_:on:)`, running `extra` in the same round trip as the first read.
+    func load(
+        _ command: Command,
+        on connection: Connection,
+        alongside extra: Connection.Statement?
+    ) throws -> (loaded: Loaded, extra: QueryResult?) {
         var loaded = Loaded()
+        var extraResult: QueryResult?
+        var pending = extra
         var names = SniffMeet.streams(for: command, loaded: [:])
         while true {
             let missing = names.filter { loaded.states[$0] == nil }
-            if missing.isEmpty { return loaded }
-            let more = try load(missing, on: connection)
+            if missing.isEmpty {
+                if let pending { extraResult = try connection.execute(pending) }
+                return (loaded, extraResult)
+            }
+            let more: Loaded
+            if let statement = pending {
+                (more, extraResult) = try load(missing, on: connection, alongside: statement)
+                pending = nil
+            } else {
+                more = try load(missing, on: connection)
+            }
             loaded.states.merge(more.states) { $1 }
             loaded.versions.merge(more.versions) { $1 }
             names = SniffMeet.streams(for: command, loaded: loaded.states)
@@ -541,6 +564,15 @@ public struct CommandHandler: Sendable {
     /// The streams' states: each cached state brought up to date with the events after it, the
     /// others folded from the start. Everything read is committed, so it is cached too.
     func load(_ names: [StreamName], on connection: Connection) throws -> Loaded {
+        try load(names, on: connection, alongside: nil).loaded
+    }
+
+    /// Loads as `load(_:on:)`, with `extra` pipelined before the read (one round trip).
+    func load(
+        _ names: [StreamName],
+        on connection: Connection,
+        alongside extra: Connection.Statement?
+    ) throws -> (loaded: Loaded, extra: QueryResult?) {
         var loaded = Loaded()
         var after: [String: Int64] = [:]
         for name in names {
@@ -549,7 +581,15 @@ public struct CommandHandler: Sendable {
             loaded.versions[name] = known?.version ?? 0
             after[sealer.storedName(name)] = known?.version ?? 0
         }
-        let recorded = try EventLog.readStreams(on: connection, after: after)
+        let recorded: [String: [RecordedEvent]]
+        var extraResult: QueryResult?
+        if let extra {
+            let results = try connection.pipeline([extra, EventLog.readStreamsStatement(after: after)])
+            extraResult = results[0]
+            recorded = try EventLog.streams(from: results[1], asked: after)
+        } else {
+            recorded = try EventLog.readStreams(on: connection, after: after)
+        }
         let keys = try sealer.keys(for: recorded.values.joined(), on: connection)
         for name in names {
             let events = recorded[sealer.storedName(name)] ?? []
@@ -558,6 +598,6 @@ public struct CommandHandler: Sendable {
             loaded.versions[name] = last.version
             cache.remember(name, version: last.version, state: loaded.states[name]!)
         }
-        return loaded
+        return (loaded, extraResult)
     }
 }

@@ -18,11 +18,20 @@ enum DropTokens {
     /// The presented token as the domain sees it. Not locked: two requests that both find it
     /// unspent race in their appends, where only one spend can hold (`spending`).
     static func presented(hash: Data, on connection: Connection) throws -> PresentedDropToken? {
-        let result = try connection.execute(
+        try presented(from: connection.execute(reading(hash: hash)))
+    }
+
+    /// The statement of `presented(hash:on:)`, for a pipeline with the streams' read.
+    static func reading(hash: Data) -> Connection.Statement {
+        Connection.Statement(
             "SELECT user_id, expires_at, used_at IS NOT NULL FROM drop_tokens WHERE token_hash = $1",
             [hash],
             prepared: true
         )
+    }
+
+    /// The token as `reading(hash:)` found it.
+    static func presented(from result: QueryResult) throws -> PresentedDropToken? {
         guard let row = result.first else { return nil }
         return PresentedDropToken(issuedBy: try row.uuid(0), expiresAt: try row.date(1), used: try row.bool(2))
     }
