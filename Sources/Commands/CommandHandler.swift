@@ -23,8 +23,11 @@ import UUIDText
 /// that for as long as `conflictBudget` lasts while conflicts go on (one hot stream, a chat's
 /// many senders, lets one append per round trip through; the rest must wait their turn).
 ///
-/// Commands that write another table atomically with their events (a new user's token, a
-/// spent drop token) run the same steps inside one explicit transaction instead.
+/// Commands that write another table atomically with their events go the same way: their writes
+/// are guarded statements in the append's pipeline (`AppendRequest.guardedWrites`), which commit
+/// with their own append and write nothing when it does not (a sign-up's session row and data
+/// key, a mate request's spent drop token). Only deleting an account, unsending a message and
+/// the caller's own `inSameTransaction` writes still run inside one explicit transaction.
 public struct CommandHandler: Sendable {
     public let log: EventLog
     /// How long a walk request stays answerable.
@@ -39,6 +42,8 @@ public struct CommandHandler: Sendable {
     public let cache: StreamCache
     /// The log's edge for personal data: seals what is appended, opens what is read.
     public let sealer: EventSealer
+    /// The pairs of mate requests this process made or looked up (`pairOfRequest`).
+    let requestPairs = RequestPairs()
 
     public init(
         log: EventLog,
@@ -73,13 +78,27 @@ public struct CommandHandler: Sendable {
             default: false
             }
         guard inSameTransaction == nil, !ownTransaction else {
-            return try await attempt(metadata: metadata, inSameTransaction: inSameTransaction) { _ in (command, nil) }
+            return try await attempt(command, metadata: metadata, inSameTransaction: inSameTransaction)
         }
         return try await straight(command, metadata: metadata)
     }
 
-    /// RequestMate with the drop token the addressee's phone handed over: the token is checked,
-    /// locked and spent in the same transaction as the request's events.
+    /// Handles `command` through group commit with `sideWrites`: statements of other tables
+    /// that commit with its append, in its transaction and round trip, and only if it wrote. Each
+    /// must guard itself with `EventLog.appendedHere`; its `$1` is the append's first event id,
+    /// which `sideWrites` is given. A command that appends nothing runs none of them.
+    public func handle(
+        _ command: Command,
+        metadata: CommandMetadata,
+        sideWrites: @escaping @Sendable (_ firstEventID: UUID) -> [Connection.Statement]
+    ) async throws -> CommandOutcome {
+        try await straight(command, metadata: metadata, sideWrites: sideWrites)
+    }
+
+    /// RequestMate with the drop token the addressee's phone handed over: the token is read with
+    /// the streams, and spent by a guarded write in the request's append (group commit). Two
+    /// requests spending one token at once: the second's spend fails its transaction
+    /// (`EventLog.guardFailed`), and it runs again, where it finds the token spent.
     public func requestMate(
         requestID: UUID = .random(),
         from: UUID,
@@ -87,11 +106,11 @@ public struct CommandHandler: Sendable {
         dropToken: String,
         metadata: CommandMetadata
     ) async throws -> CommandOutcome {
-        let hash = DropTokens.hash(dropToken)
-        return try await attempt(metadata: metadata, inSameTransaction: nil) { connection in
-            let presented = try DropTokens.presented(hash: hash, on: connection)
-            return (.requestMate(requestID: requestID, from: from, to: to, dropToken: presented), hash)
-        }
+        try await straight(
+            .requestMate(requestID: requestID, from: from, to: to, dropToken: nil),
+            metadata: metadata,
+            presenting: DropTokens.hash(dropToken)
+        )
     }
 
     /// A fresh drop token for `user`'s profile card: valid 5 minutes, single use.
@@ -106,18 +125,22 @@ public struct CommandHandler: Sendable {
 
     /// The pair a mate request belongs to, found in the log (routes carry only the request id).
     public func pairOfRequest(_ requestID: UUID) async throws -> MatePair? {
-        try await log.pool.withConnection { connection in
+        if let known = requestPairs.pair(of: requestID) { return known }
+        let found = try await log.pool.withConnection { connection -> MatePair? in
             let result = try connection.execute(
                 """
                 SELECT data->>'from', data->>'to' FROM events
                 WHERE event_type = 'mate_requested' AND data->>'request_id' = $1 LIMIT 1
                 """,
-                [requestID.lowercasedString]
+                [requestID.lowercasedString],
+                prepared: true
             )
             guard let row = result.first, let from = UUID(text: try row.string(0)), let to = UUID(text: try row.string(1))
             else { return nil }
             return MatePair(from, to)
         }
+        if let found { requestPairs.remember(requestID, found) }
+        return found
     }
 
     /// The current state of streams, folded from the log (for queries the read models can't answer yet).
@@ -132,8 +155,16 @@ public struct CommandHandler: Sendable {
 
     // MARK: The straight path
 
-    private func straight(_ command: Command, metadata: CommandMetadata) async throws -> CommandOutcome {
-        var trustCache = true
+    /// `presenting`: the hash of a RequestMate's drop token, read in each attempt (with the
+    /// streams, so never from the cache alone) and spent with the append.
+    private func straight(
+        _ initial: Command,
+        metadata: CommandMetadata,
+        presenting dropToken: Data? = nil,
+        sideWrites: @Sendable (_ firstEventID: UUID) -> [Connection.Statement] = { _ in [] }
+    ) async throws -> CommandOutcome {
+        var command = initial
+        var trustCache = dropToken == nil
         var lookForReplay = !metadata.isFirstUse
         var conflicted = ""
         var unknownOutcome: PostgresError?
@@ -153,12 +184,17 @@ public struct CommandHandler: Sendable {
             } else {
                 let handler = self
                 let replayOf = lookForReplay ? metadata.commandID : nil
-                let read = try await log.pool.withConnection { connection -> (Loaded, CommandOutcome?) in
-                    if let replayOf, let replay = try handler.replay(of: replayOf, on: connection) { return (Loaded(), replay) }
-                    return (try handler.load(command, on: connection), nil)
+                let unread = command
+                let read = try await log.pool.withConnection { connection -> (Loaded, CommandOutcome?, Command) in
+                    if let replayOf, let replay = try handler.replay(of: replayOf, on: connection) { return (Loaded(), replay, unread) }
+                    // A mate request's token is read in the same round trip as its streams (which
+                    // do not depend on it).
+                    guard let dropToken else { return (try handler.load(unread, on: connection), nil, unread) }
+                    let (loaded, token) = try handler.load(unread, on: connection, alongside: DropTokens.reading(hash: dropToken))
+                    return (loaded, nil, Self.presenting(try token.flatMap(DropTokens.presented(from:)), in: unread))
                 }
                 if let replay = read.1 { return replay }
-                (loaded, fromCache, lookForReplay) = (read.0, false, false)
+                (loaded, fromCache, lookForReplay, command) = (read.0, false, false, read.2)
             }
             let decision: Decision
             switch Result(catching: { () throws(DomainError) -> Decision in
@@ -177,6 +213,12 @@ public struct CommandHandler: Sendable {
                 if fromCache {
                     trustCache = false
                     continue
+                }
+                // A repeated mate request changes nothing but still spends its token: with no
+                // append to go with, on its own; a token spent meanwhile is found next attempt.
+                if decision.consumesDropToken, let dropToken {
+                    let spent = try await log.pool.withConnection { connection in try DropTokens.spend(hash: dropToken, on: connection) }
+                    guard spent else { continue }
                 }
                 return CommandOutcome(events: [], position: nil, states: loaded.states, replayed: false)
             }
@@ -199,19 +241,20 @@ public struct CommandHandler: Sendable {
                 let events = decision.events.map(\.event)
                 let keys = try await sealer.keys(for: events, pool: log.pool, fresh: &fresh)
                 appending = try newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions, keys: keys)
+                let eventIDs = EventLog.eventIDs(commandID: metadata.commandID, events: appending)
+                var guarded = sideWrites(eventIDs[0])
+                if decision.consumesDropToken, let dropToken {
+                    guarded.append(DropTokens.spending(hash: dropToken, withEvent: eventIDs[0]))
+                }
                 result = try await log.append(
                     AppendRequest(
                         commandID: metadata.commandID,
                         expectations: expectations(loaded.versions),
                         events: appending,
                         reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) }),
-                        // A sent message's key is stored with its event, all or nothing.
-                        guardedWrites: try sealer.guardedWrites(
-                            for: events,
-                            fresh: fresh,
-                            keys: keys,
-                            eventIDs: EventLog.eventIDs(commandID: metadata.commandID, events: appending)
-                        )
+                        // A sent message's key, a new user's key, a session, a spent drop token: stored
+                        // with the events, all or nothing.
+                        guardedWrites: try sealer.guardedWrites(for: events, fresh: fresh, keys: keys, eventIDs: eventIDs) + guarded
                     )
                 )
             } catch EventLogError.versionConflict(let stream, _) {
@@ -237,6 +280,7 @@ public struct CommandHandler: Sendable {
                 continue
             }
             for (stream, version) in versions { cache.remember(stream, version: version, state: states[stream]!) }
+            requestPairs.remember(decision.events)
             sealer.remember(fresh)
             // This process's projectors read these events back moments later: no need to open them again.
             sealer.remember(zip(EventLog.eventIDs(commandID: metadata.commandID, events: appending), decision.events.map(\.event)))
@@ -253,6 +297,12 @@ public struct CommandHandler: Sendable {
         }
         if let unknownOutcome { throw unknownOutcome }
         throw CommandError.tooManyConflicts(stream: conflicted)
+    }
+
+    /// `command` (a RequestMate) with the drop token as it was read.
+    static func presenting(_ token: PresentedDropToken?, in command: Command) -> Command {
+        guard case .requestMate(let requestID, let from, let to, _) = command else { return command }
+        return .requestMate(requestID: requestID, from: from, to: to, dropToken: token)
     }
 
     /// Every stream `command` needs, from the cache alone; nil when one is not there. A stream
@@ -280,7 +330,14 @@ public struct CommandHandler: Sendable {
 
     /// True for the stream a command creates under an id made for it (SendWalk's walk): nothing
     /// can be in it yet, and the append's condition (version 0) says so if it were.
+    ///
+    /// A sign-up mints its user's stream (the id is new), and presumes its nickname's stream
+    /// empty when this process knows nothing of it: the append's condition (version 0) holds
+    /// exactly when nobody ever reserved the nickname; otherwise it fails as a conflict and the
+    /// next attempt reads the stream, where a taken nickname is refused. A sign-up then costs one
+    /// round trip, its append, instead of a read before it.
     static func mints(_ command: Command, _ stream: StreamName) -> Bool {
+        if case .registerUser(let userID, let profile) = command { return stream == .user(userID) || stream == .nickname(profile.nickname) }
         if case .sendWalk(let walkID, _, _, _, _, _, _) = command { return stream == .walk(walkID) }
         if case .recordWalkLog(let walkLogID, _, _, _, _) = command { return stream == .walkLog(walkLogID) }
         return false
@@ -331,9 +388,9 @@ public struct CommandHandler: Sendable {
     // MARK: In one transaction
 
     private func attempt(
+        _ command: Command,
         metadata: CommandMetadata,
-        inSameTransaction: (@Sendable (Connection) throws -> Void)?,
-        build: @escaping @Sendable (Connection) throws -> (Command, Data?)
+        inSameTransaction: (@Sendable (Connection) throws -> Void)?
     ) async throws -> CommandOutcome {
         var conflicted = ""
         var unknownOutcome: PostgresError?
@@ -348,7 +405,6 @@ public struct CommandHandler: Sendable {
                         if !metadata.isFirstUse || unknown, let replay = try handler.replay(of: metadata.commandID, on: connection) {
                             return replay
                         }
-                        let (command, tokenHash) = try build(connection)
                         let loaded = try handler.load(command, on: connection)
                         let decision: Decision
                         switch Result(catching: { () throws(DomainError) -> Decision in
@@ -357,7 +413,6 @@ public struct CommandHandler: Sendable {
                         case .success(let decided): decision = decided
                         case .failure(let refusal): throw CommandError.domain(refusal)
                         }
-                        if decision.consumesDropToken, let tokenHash { try DropTokens.spend(hash: tokenHash, on: connection) }
                         var appended: AppendResult?
                         if !decision.isEmpty {
                             let expectations = handler.expectations(loaded.versions)
@@ -474,12 +529,32 @@ public struct CommandHandler: Sendable {
 
     /// Loads every stream `command` needs, asking the domain again until the list is complete.
     func load(_ command: Command, on connection: Connection) throws -> Loaded {
+        try load(command, on: connection, alongside: nil).loaded
+    }
+
+    /// Loads as `load(_:on:)`, running `extra` in the same round trip as the first read.
+    func load(
+        _ command: Command,
+        on connection: Connection,
+        alongside extra: Connection.Statement?
+    ) throws -> (loaded: Loaded, extra: QueryResult?) {
         var loaded = Loaded()
+        var extraResult: QueryResult?
+        var pending = extra
         var names = SniffMeet.streams(for: command, loaded: [:])
         while true {
             let missing = names.filter { loaded.states[$0] == nil }
-            if missing.isEmpty { return loaded }
-            let more = try load(missing, on: connection)
+            if missing.isEmpty {
+                if let pending { extraResult = try connection.execute(pending) }
+                return (loaded, extraResult)
+            }
+            let more: Loaded
+            if let statement = pending {
+                (more, extraResult) = try load(missing, on: connection, alongside: statement)
+                pending = nil
+            } else {
+                more = try load(missing, on: connection)
+            }
             loaded.states.merge(more.states) { $1 }
             loaded.versions.merge(more.versions) { $1 }
             names = SniffMeet.streams(for: command, loaded: loaded.states)
@@ -489,6 +564,15 @@ public struct CommandHandler: Sendable {
     /// The streams' states: each cached state brought up to date with the events after it, the
     /// others folded from the start. Everything read is committed, so it is cached too.
     func load(_ names: [StreamName], on connection: Connection) throws -> Loaded {
+        try load(names, on: connection, alongside: nil).loaded
+    }
+
+    /// Loads as `load(_:on:)`, with `extra` pipelined before the read (one round trip).
+    func load(
+        _ names: [StreamName],
+        on connection: Connection,
+        alongside extra: Connection.Statement?
+    ) throws -> (loaded: Loaded, extra: QueryResult?) {
         var loaded = Loaded()
         var after: [String: Int64] = [:]
         for name in names {
@@ -497,7 +581,15 @@ public struct CommandHandler: Sendable {
             loaded.versions[name] = known?.version ?? 0
             after[sealer.storedName(name)] = known?.version ?? 0
         }
-        let recorded = try EventLog.readStreams(on: connection, after: after)
+        let recorded: [String: [RecordedEvent]]
+        var extraResult: QueryResult?
+        if let extra {
+            let results = try connection.pipeline([extra, EventLog.readStreamsStatement(after: after)])
+            extraResult = results[0]
+            recorded = try EventLog.streams(from: results[1], asked: after)
+        } else {
+            recorded = try EventLog.readStreams(on: connection, after: after)
+        }
         let keys = try sealer.keys(for: recorded.values.joined(), on: connection)
         for name in names {
             let events = recorded[sealer.storedName(name)] ?? []
@@ -506,6 +598,6 @@ public struct CommandHandler: Sendable {
             loaded.versions[name] = last.version
             cache.remember(name, version: last.version, state: loaded.states[name]!)
         }
-        return loaded
+        return (loaded, extraResult)
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Domain
+import EventLog
 import Foundation
 import Postgres
 
@@ -14,19 +15,50 @@ enum DropTokens {
         try connection.execute("INSERT INTO drop_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)", [hash, user, expiresAt])
     }
 
-    /// The presented token as the domain sees it, locked until the transaction ends so two
-    /// requests cannot both spend it.
+    /// The presented token as the domain sees it. Not locked: two requests that both find it
+    /// unspent race in their appends, where only one spend can hold (`spending`).
     static func presented(hash: Data, on connection: Connection) throws -> PresentedDropToken? {
-        let result = try connection.execute(
-            "SELECT user_id, expires_at, used_at IS NOT NULL FROM drop_tokens WHERE token_hash = $1 FOR UPDATE",
-            [hash]
+        try presented(from: connection.execute(reading(hash: hash)))
+    }
+
+    /// The statement of `presented(hash:on:)`, for a pipeline with the streams' read.
+    static func reading(hash: Data) -> Connection.Statement {
+        Connection.Statement(
+            "SELECT user_id, expires_at, used_at IS NOT NULL FROM drop_tokens WHERE token_hash = $1",
+            [hash],
+            prepared: true
         )
+    }
+
+    /// The token as `reading(hash:)` found it.
+    static func presented(from result: QueryResult) throws -> PresentedDropToken? {
         guard let row = result.first else { return nil }
         return PresentedDropToken(issuedBy: try row.uuid(0), expiresAt: try row.date(1), used: try row.bool(2))
     }
 
-    static func spend(hash: Data, on connection: Connection) throws {
-        try connection.execute("UPDATE drop_tokens SET used_at = now() WHERE token_hash = $1", [hash])
+    /// Spends the token on its own (a repeated request that appends nothing); false when it was
+    /// spent already.
+    static func spend(hash: Data, on connection: Connection) throws -> Bool {
+        try connection.execute("UPDATE drop_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL", [hash])
+            .affectedRows > 0
+    }
+
+    /// The guarded write (`AppendRequest.guardedWrites`) that spends the token in the append of
+    /// the request's first event `eventID`, and only if that append wrote. Found spent by another
+    /// request since it was read (in the same batch, or one that committed meanwhile), it fails
+    /// the transaction (`EventLog.guardFailed`): one token, one request.
+    static func spending(hash: Data, withEvent eventID: UUID) -> Connection.Statement {
+        Connection.Statement(
+            """
+            UPDATE drop_tokens SET used_at = now()
+            WHERE token_hash = $2::bytea
+              AND CASE WHEN NOT \(EventLog.appendedHere) THEN false
+                       WHEN used_at IS NULL THEN true
+                       ELSE \(EventLog.guardFailed("drop token spent by a concurrent request")) END
+            """,
+            [eventID, hash],
+            prepared: true
+        )
     }
 
     /// Forgets every token `user` handed out (their account is being deleted).

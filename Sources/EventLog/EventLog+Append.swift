@@ -63,6 +63,14 @@ extension EventLog {
     public static let appendedHere =
         "EXISTS (SELECT 1 FROM events WHERE event_id = $1::uuid AND transaction_id = pg_current_xact_id())"
 
+    /// For a guarded write that must hold whenever its append wrote (spending a drop token that
+    /// another request may have spent since it was read): `CASE WHEN … THEN … ELSE
+    /// \(EventLog.guardFailed("why")) END` fails the whole transaction (schema 0030); the batch's
+    /// appends then run alone, and this one's command runs again on fresh state.
+    public static func guardFailed(_ reason: String) -> String {
+        "append_guard_failed('\(reason.replacingOccurrences(of: "'", with: "''"))')"
+    }
+
     /// The ids the events of a command are stored under. With a command id they are derived from
     /// it (a retry carries the same ids, which is how the log recognizes it); without one, the
     /// events' own ids.
@@ -266,6 +274,11 @@ struct AppendPlan {
                 stream: Self.stream(fromKeyDetail: server.detail) ?? writtenStreams[0],
                 message: "version conflict: \(server.detail ?? server.message)"
             )
+        }
+        if case .server(let server) = error, server.sqlState == SQLState.serializationFailure {
+            // A guarded write found its row taken since the command read it
+            // (`EventLog.guardFailed`): nothing committed; the command runs again on fresh state.
+            return EventLogError.versionConflict(stream: writtenStreams[0], message: "guarded write: \(server.message)")
         }
         if case .server(let server) = error, server.sqlState == SQLState.deadlockDetected {
             // Only possible when one transaction appends several times (locks taken per call):

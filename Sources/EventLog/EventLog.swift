@@ -50,13 +50,13 @@ public struct EventLog: Sendable {
     }
 
     /// The statement of `readStreams(on:after:)`, for pipelines.
-    static func readStreamsStatement(after versions: [String: Int64]) -> Connection.Statement {
+    public static func readStreamsStatement(after versions: [String: Int64]) -> Connection.Statement {
         let streams = Array(versions.keys)
         return Connection.Statement(readStreamsAfterSQL, [streams, streams.map { versions[$0]! }], prepared: true)
     }
 
     /// Its rows by stream; every stream asked for has an entry.
-    static func streams(from result: QueryResult, asked versions: [String: Int64]) throws -> [String: [RecordedEvent]] {
+    public static func streams(from result: QueryResult, asked versions: [String: Int64]) throws -> [String: [RecordedEvent]] {
         var byStream: [String: [RecordedEvent]] = [:]
         for stream in versions.keys { byStream[stream] = [] }
         for row in result.rows {

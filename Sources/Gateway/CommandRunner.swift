@@ -27,7 +27,19 @@ struct CommandRunner: Sendable {
         }
     }
 
-    /// RequestMate, which spends the addressee's drop token in the same transaction.
+    /// Handles `command` with `sideWrites` in its append (`CommandHandler.handle(_:metadata:sideWrites:)`).
+    func run(
+        _ command: Command,
+        _ metadata: CommandMetadata,
+        sideWrites: @escaping @Sendable (_ firstEventID: UUID) -> [Postgres.Connection.Statement]
+    ) async throws -> CommandOutcome {
+        let handler = self.handler
+        return try await run(command.name) {
+            try await handler.handle(command, metadata: metadata, sideWrites: sideWrites)
+        }
+    }
+
+    /// RequestMate, which spends the addressee's drop token with its append.
     func requestMate(from user: UUID, to: UUID, dropToken: String, _ metadata: CommandMetadata) async throws -> CommandOutcome {
         let handler = self.handler
         return try await run("RequestMate") {

@@ -1,6 +1,7 @@
 import Commands
 @preconcurrency import Crypto
 import Domain
+import EventLog
 import Foundation
 import PersonalData
 import Postgres
@@ -57,6 +58,20 @@ public struct SessionStore: Sendable {
         try connection.execute(
             "INSERT INTO sessions (session_id, token_hash, user_id) VALUES ($1, $2, $3)",
             [UUID.random(), digest(token), user]
+        )
+    }
+
+    /// The guarded write (`AppendRequest.guardedWrites`) that opens a session for `user` with
+    /// `token` in the sign-up's append, whose first event is `eventID`, and only if that append
+    /// wrote: a refused sign-up opens no session.
+    static func opening(_ token: String, for user: UUID, withEvent eventID: UUID) -> Postgres.Connection.Statement {
+        Postgres.Connection.Statement(
+            """
+            INSERT INTO sessions (session_id, token_hash, user_id)
+            SELECT $2::uuid, $3::bytea, $4::uuid WHERE \(EventLog.appendedHere)
+            """,
+            [eventID, UUID.random(), digest(token), user],
+            prepared: true
         )
     }
 

@@ -33,16 +33,19 @@ struct UsersController {
         group.get("/v1/nicknames/{nickname}", use: nickname)
     }
 
-    /// `POST /v1/users`: registers the user and stores their token in the same transaction.
+    /// `POST /v1/users`: registers the user and opens their session with the same append (group
+    /// commit): a refused sign-up opens none.
     @Sendable func signUp(_ request: Request, context: GatewayRequestContext) async throws -> Answer<SignedUpJSON> {
         let profile = try await services.body.decode(SignUpBody.self, from: request).profile()
         // A photo on a card is one its owner uploaded (`PUT /v1/me/photo`); a new account has none.
         guard profile.profileImage == nil else { throw APIError.notMyPhoto }
         let userID = UUID()
         let token = SecretToken.generate()
-        let outcome = try await runner.run(.registerUser(userID: userID, profile: profile), try context.command) { connection in
-            try SessionStore.open(token, for: userID, on: connection)
-        }
+        let outcome = try await runner.run(
+            .registerUser(userID: userID, profile: profile),
+            try context.command,
+            sideWrites: { eventID in [SessionStore.opening(token, for: userID, withEvent: eventID)] }
+        )
         // A replayed sign-up (same key, its stored answer lost in a crash) cannot hand out the
         // token again: it was only ever shown once.
         guard !outcome.replayed, let state = outcome.states[.user(userID)]?.user, let stored = state.profile,

@@ -1,4 +1,5 @@
 @preconcurrency import Crypto
+import EventLog
 import Foundation
 import Postgres
 import Synchronization
@@ -127,6 +128,25 @@ public final class DataKeys: Sendable {
             [user]
         )
         try connection.execute("SELECT pg_notify('\(Self.erasures)', '')")
+    }
+
+    /// The statement that stores `key`, the new key of `user`, in the transaction that appends
+    /// their `user_registered` (`eventID`), and only then (`EventLog.appendedHere`): a refused
+    /// sign-up leaves no key. A user's id is made fresh at sign-up, so no row can be there yet.
+    public func storing(_ key: SymmetricKey, of user: UUID, withEvent eventID: UUID) -> Connection.Statement {
+        Connection.Statement(
+            """
+            INSERT INTO data_keys (user_id, sealed_key)
+            SELECT $2::uuid, decode($3::text, 'hex') WHERE \(EventLog.appendedHere)
+            """,
+            [eventID, user, sealedHex(key, of: user)],
+            prepared: true
+        )
+    }
+
+    /// Caches the key of `user` once the append that stored it committed.
+    public func remember(_ user: UUID, key: SymmetricKey) {
+        cache.withLock { $0[user] = .key(key) }
     }
 
     /// Forgets every cached key (another process erased one): keys are read again on next use.

@@ -99,14 +99,22 @@ public struct EventSealer: Sendable {
         let messages = Self.messages(of: events)
         let sent = Self.sentMessages(of: events)
         var found: [UUID: DataKeys.Entry] = [:]
-        for owner in owners { found[owner] = keys.cached(owner) }
+        for owner in owners { found[owner] = keys.cached(owner) ?? fresh.users[owner].map { .key($0) } }
+        // A user signing up has no key yet (their id is new): theirs is made here and stored by
+        // the append, so a refused sign-up (a taken nickname) leaves no key behind.
+        for user in Self.registeredUsers(of: events) where found[user] == nil {
+            let key = SymmetricKey(size: .bits256)
+            fresh.users[user] = key
+            found[user] = .key(key)
+        }
         for message in messages.keys { found[message] = messageKeys.cached(message) ?? fresh.keys[message].map { .key($0) } }
         let reading = Set(messages.keys.filter { found[$0] == nil && !sent.contains($0) })
-        if owners.contains(where: { found[$0] == nil }) || !reading.isEmpty {
+        let unknown = owners.filter { found[$0] == nil }
+        if !unknown.isEmpty || !reading.isEmpty {
             let keys = self.keys
             let messageKeys = self.messageKeys
             let read = try await pool.withConnection { connection in
-                var read = try keys.entries(for: owners, creating: true, on: connection)
+                var read = unknown.isEmpty ? [:] : try keys.entries(for: unknown, creating: true, on: connection)
                 if !reading.isEmpty { read.merge(try messageKeys.entries(reading: reading, on: connection)) { $1 } }
                 return read
             }
@@ -130,6 +138,9 @@ public struct EventSealer: Sendable {
     ) throws -> [Connection.Statement] {
         var writes: [Connection.Statement] = []
         for (event, eventID) in zip(events, eventIDs) {
+            if case .userRegistered(let registered) = event, let key = fresh.users[registered.userID] {
+                writes.append(self.keys.storing(key, of: registered.userID, withEvent: eventID))
+            }
             guard case .messageSent(let sent) = event, let key = fresh.keys[sent.messageID] else { continue }
             guard case .key(let senderKey) = keys[sent.from] else { throw PersonalDataError.erased(sent.from) }
             writes.append(try MessageKeys.storing(key, of: sent.messageID, sender: sent.from, under: senderKey, withEvent: eventID))
@@ -140,6 +151,12 @@ public struct EventSealer: Sendable {
     /// Caches the `fresh` keys once the append that stored them committed.
     public func remember(_ fresh: FreshMessageKeys) {
         for (message, key) in fresh.keys { messageKeys.remember(message, key: key) }
+        for (user, key) in fresh.users { keys.remember(user, key: key) }
+    }
+
+    /// The users `events` register (their data keys are new).
+    static func registeredUsers(of events: [Event]) -> [UUID] {
+        events.compactMap { if case .userRegistered(let e) = $0 { e.userID } else { nil } }
     }
 
     /// The chat messages `events` send (their keys are new).
@@ -330,6 +347,8 @@ public struct EventSealer: Sendable {
 /// message under the same key that its append then stores.
 public struct FreshMessageKeys: Sendable {
     var keys: [UUID: SymmetricKey] = [:]
+    /// The data keys of users the command registers, stored with their `user_registered`.
+    var users: [UUID: SymmetricKey] = [:]
 
     public init() {}
 }

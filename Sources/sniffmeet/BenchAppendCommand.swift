@@ -57,7 +57,7 @@ struct BenchAppendCommand: AsyncParsableCommand {
         print("pgbench/s, wrapper/s: the same rows as one INSERT per command, by pgbench (-M prepared) and by our wrapper")
         print(
             pad("writers", 8) + pad("events/cmd", 11) + pad("log cmds/s", 12) + pad("pgbench/s", 11) + pad("wrapper/s", 11)
-                + pad("log/pgbench", 12) + "log/wrapper"
+                + pad("log/pgbench", 12) + pad("log/wrapper", 12) + "log/pgbench per round"
         )
         for eventCount in eventCounts {
             for writerCount in writerCounts {
@@ -117,10 +117,17 @@ struct BenchAppendCommand: AsyncParsableCommand {
                 print(
                     pad("\(writerCount)", 8) + pad("\(eventCount)", 11) + pad(String(format: "%.0f", logRate), 12)
                         + pad(String(format: "%.0f", pgbenchRate), 11) + pad(String(format: "%.0f", plainRate), 11)
-                        + pad(String(format: "%.2fx", logRate / pgbenchRate), 12) + String(format: "%.2fx", logRate / plainRate)
+                        + pad(String(format: "%.2fx", logRate / pgbenchRate), 12) + pad(String(format: "%.2fx", logRate / plainRate), 12)
+                        + Self.spread(zip(logRates, pgbenchRates).map { $0 / max($1, 1) })
                 )
             }
         }
+    }
+
+    /// The lowest and highest of per-round ratios: how far one round can be from the median.
+    static func spread(_ ratios: [Double]) -> String {
+        guard let low = ratios.min(), let high = ratios.max() else { return "-" }
+        return String(format: "%.2f-%.2fx", low, high)
     }
 
     /// A pgbench script inserting `events` rows of one random stream in one statement, as the

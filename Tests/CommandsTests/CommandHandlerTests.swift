@@ -37,6 +37,41 @@ final class CommandHandlerTests: XCTestCase {
         await pool.close()
     }
 
+    /// A sign-up presumes its nickname free when this process knows nothing of it (no read
+    /// before the append): a nickname another process reserved is still refused, and the
+    /// refused sign-up leaves neither events nor a data key.
+    func testASignUpForANicknameTakenInAnotherProcessIsRefusedAndWritesNothing() async throws {
+        let (here, pool) = try makeHandler("presumed-nickname")
+        defer { Task { await pool.close() } }
+        let elsewhere = CommandHandler(log: here.log, sealer: TestDatabase.sealer, walkTTL: 60)
+        let first = UUID()
+        _ = try await elsewhere.handle(.registerUser(userID: first, profile: dogProfile("Bori")), metadata: as_(first))
+        let second = UUID()
+        do {
+            _ = try await here.handle(.registerUser(userID: second, profile: dogProfile("bori")), metadata: as_(second))
+            XCTFail("a nickname reserved by another process must be refused")
+        } catch let error as CommandError {
+            XCTAssertEqual(error.code, "nickname_taken")
+        }
+        let written = try await pool.withConnection { connection in
+            (
+                try connection.execute("SELECT count(*) FROM events WHERE stream_id = $1", [StreamName.user(second).rawValue]).first!.int(
+                    0
+                ),
+                try connection.execute("SELECT count(*) FROM data_keys WHERE user_id = $1", [second]).first!.int(0)
+            )
+        }
+        XCTAssertEqual(written.0, 0)
+        XCTAssertEqual(written.1, 0)
+        // A free nickname goes through at once, with its key.
+        let third = UUID()
+        _ = try await here.handle(.registerUser(userID: third, profile: dogProfile("Lumi")), metadata: as_(third))
+        let keys = try await pool.withConnection { connection in
+            try connection.execute("SELECT count(*) FROM data_keys WHERE user_id = $1 AND sealed_key IS NOT NULL", [third]).first!.int(0)
+        }
+        XCTAssertEqual(keys, 1)
+    }
+
     /// Two processes, each with its own stream cache: what one appends, the other sees on its
     /// next load (the cache is only a starting point; newer events are always read).
     func testStreamCacheSeesAppendsOfAnotherProcess() async throws {

@@ -1,7 +1,7 @@
 """Inputs for scripts/bench-http's command rounds: each step's request lines for
 scripts/lib/replay.lua, made from the answers the previous step captured.
 
-  bench_commands.py signups N OUT                  N sign-ups with fresh nicknames
+  bench_commands.py signups N OUT [FIRST]          N sign-ups with fresh nicknames (numbered from FIRST)
   bench_commands.py requests CAPTURED BASE_URL REQUESTER_TOKEN OUT
                                                    a drop token from each signed-up user (fetched
                                                    here), and a mate request to each with it
@@ -35,6 +35,7 @@ def main(argv):
     step = argv[1]
     if step == "signups":
         count, out = int(argv[2]), argv[3]
+        first = int(argv[4]) if len(argv) > 4 else 0
         # Nicknames are 2 to 8 characters and unique: "b" and the index in base 36.
         def nickname(index):
             digits = ""
@@ -47,7 +48,7 @@ def main(argv):
         write(out, ("POST /v1/users - " + json.dumps({
             "nickname": nickname(index), "dog_name": "Bello", "age": 3, "sex": "male", "neutered": True,
             "size": "medium", "keywords": ["friendly"], "profile_image": None}, separators=(",", ":"))
-            for index in range(count)))
+            for index in range(first, first + count)))
     elif step == "requests":
         # The drop tokens are not a command: they are fetched here, 16 at a time, not measured.
         base, requester = argv[3], argv[4]

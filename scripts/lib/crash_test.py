@@ -62,7 +62,41 @@ def main():
             except Exception:
                 pass  # the server is gone: nothing was acknowledged
 
-    threads = [threading.Thread(target=writer) for _ in range(16)]
+    # Sign-ups and mate requests write a session row and spend a drop token beside their events,
+    # in the same group-committed transaction: an acknowledged one must find both after the crash
+    # (its token signs in; its request is there).
+    signed_up, requested = [], []
+
+    def joiner():
+        while not stop.is_set():
+            try:
+                status, _, body = api.call("POST", "/v1/users", {
+                    "nickname": nickname(), "dog_name": "Bello", "age": 3, "sex": "male", "neutered": True,
+                    "size": "medium", "keywords": ["friendly"], "profile_image": None})
+                if 200 <= status < 300:
+                    user = (body["user_id"], body["token"])
+                    with lock:
+                        signed_up.append(user)
+                elif status >= 500 and status != 503:
+                    with lock:
+                        failures.append(status)
+                    continue
+                else:
+                    continue
+                status, _, drop = api.call("POST", "/v1/me/drop-tokens", {}, token=b[1])
+                if status != 201:
+                    continue
+                status, _, request = api.call("POST", "/v1/mate-requests", {"to": b[0], "drop_token": drop["drop_token"]}, token=user[1])
+                if 200 <= status < 300:
+                    with lock:
+                        requested.append((user, request["request_id"]))
+                elif status >= 500 and status != 503:
+                    with lock:
+                        failures.append(status)
+            except Exception:
+                pass  # the server is gone: nothing was acknowledged
+
+    threads = [threading.Thread(target=writer) for _ in range(12)] + [threading.Thread(target=joiner) for _ in range(4)]
     for thread in threads:
         thread.start()
     time.sleep(load_seconds)
@@ -72,7 +106,7 @@ def main():
     stop.set()
     for thread in threads:
         thread.join()
-    print("acknowledged before the kill: %d walks" % len(acknowledged))
+    print("acknowledged before the kill: %d walks, %d sign-ups, %d mate requests" % (len(acknowledged), len(signed_up), len(requested)))
 
     server = start(data, log)
     missing = []
@@ -84,14 +118,30 @@ def main():
             status, _, _ = api.call("GET", "/v1/walks/" + walk_id, token=a[1])
         if status != 200:
             missing.append(walk_id)
+    for user in signed_up:
+        # The session row committed with the sign-up: its token signs in.
+        status, _, _ = api.call("GET", "/v1/me/sessions", token=user[1])
+        if status != 200:
+            missing.append("session of " + user[0])
+    for user, request_id in requested:
+        found = False
+        for _ in range(25):
+            status, _, page = api.call("GET", "/v1/me/mate-requests?direction=outgoing", token=user[1])
+            if status == 200 and any(item.get("request_id") == request_id for item in page.get("items", [])):
+                found = True
+                break
+            time.sleep(0.2)
+        if not found:
+            missing.append("mate request " + request_id)
     time.sleep(1)
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=60)
     verify = subprocess.run([BINARY, "verify", "--data-dir", data], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(verify.stdout[-2000:])
-    ok = not missing and not failures and verify.returncode == 0 and acknowledged
-    print("crash test: %d acknowledged, %d missing after restart, %d 5xx, verify exit %d -> %s"
-          % (len(acknowledged), len(missing), len(failures), verify.returncode, "PASS" if ok else "FAIL"))
+    ok = not missing and not failures and verify.returncode == 0 and acknowledged and signed_up
+    print("crash test: %d walks, %d sign-ups, %d mate requests acknowledged, %d missing after restart %s, %d 5xx, verify exit %d -> %s"
+          % (len(acknowledged), len(signed_up), len(requested), len(missing), missing[:5], len(failures), verify.returncode,
+             "PASS" if ok else "FAIL"))
     stop_cluster(data)
     sys.exit(0 if ok else 1)
 
