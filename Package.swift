@@ -192,12 +192,15 @@ let package = Package(
             ]
         ),
         // The app's client (iOS 15+, macOS, Linux): generated types and client plus middlewares.
-        // Only OpenAPIRuntime and OpenAPIURLSession: nothing Linux-only, no system library.
+        // Only OpenAPIRuntime (with its HTTPTypes) and OpenAPIURLSession: nothing Linux-only, no
+        // system library.
         .target(
             name: "SniffMeetClient",
             dependencies: [
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                // The generated code's HTTP types (pure Swift, as the runtime itself uses them).
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // The whole story through the generated client, over AsyncHTTPClient, against a live server.
@@ -209,6 +212,7 @@ let package = Package(
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
