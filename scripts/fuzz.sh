@@ -142,7 +142,7 @@ others=$!
 # What schemathesis flags but API.md does on purpose, each dropped only when the answer shows it
 # is that case; every drop is counted and printed at the end.
 cat >"$work/hooks.py" <<'EOF'
-import atexit, collections, json, os, unicodedata, urllib.parse
+import atexit, collections, datetime, json, os, unicodedata, urllib.parse, zoneinfo
 import schemathesis
 
 FUZZER_ID = json.load(open(os.environ["FUZZ_STATE"]))[0]  # the fuzzing user's own id
@@ -151,7 +151,7 @@ dropped = collections.Counter()
 handed_out = set()  # every Log-Position and next_cursor the server gave
 atexit.register(lambda: dropped and print("fuzz: failures taken as API.md's intent: " +
                                           ", ".join(f"{n} {why}" for why, n in dropped.most_common())))
-TEXT_FIELDS = {"nickname", "dog_name", "message", "place_name", "profile_image"}
+TEXT_FIELDS = {"nickname", "dog_name", "message", "place_name", "profile_image", "text", "note"}
 
 def error_of(response):
     try:
@@ -218,6 +218,29 @@ def intended(failure, response):
         if response.status_code == 400 and code == "validation_failed" and field == "profile_image" \
                 and "photo of mine" in message and isinstance(value, str):
             return "profile_image not a photo of mine"
+        # A chat message's `photo_id` must be a photo uploaded to that conversation: the same.
+        if response.status_code == 400 and code == "validation_failed" and field == "photo_id" \
+                and "uploaded to this conversation" in message and isinstance(body, dict) and "photo_id" in body:
+            return "photo_id not a photo of this conversation"
+        # A walk log keeps only accurate fixes without jumps (API.md "Walk log"); what is left is
+        # known only after cleaning.
+        if response.status_code == 400 and code == "validation_failed" and field == "points" \
+                and "once inaccurate fixes and jumps are dropped" in message:
+            return "too few points left after cleaning"
+        # A walk log's fixes come in time order: checked against the times sent.
+        if response.status_code == 400 and code == "validation_failed" and field == "points.time" \
+                and "earlier than the point before" in message and isinstance(body, dict):
+            try:
+                times = [datetime.datetime.fromisoformat(p["time"].replace("Z", "+00:00")) for p in body["points"]]
+                if any(b < a for a, b in zip(times, times[1:])):
+                    return "walk log fixes out of time order"
+            except Exception:
+                pass
+        # `tz` is an IANA time zone name: a list JSON Schema does not hold; checked against Python's.
+        if response.status_code == 400 and code == "validation_failed" and field == "tz":
+            tz = urllib.parse.parse_qs(urllib.parse.urlsplit(response.request.url).query).get("tz", [None])[0]
+            if tz is not None and tz not in zoneinfo.available_timezones():
+                return "tz not an IANA time zone"
         if response.status_code == 400 and code == "validation_failed" and isinstance(value, str):
             if "unassigned code points" in message and any(unicodedata.category(c) == "Cn" for c in value):
                 return "unassigned code point"
