@@ -3,9 +3,12 @@ import PackageDescription
 
 let package = Package(
     name: "sniffmeet",
-    platforms: [.macOS(.v15)],
+    // iOS: the app adds the SniffMeetClient product (the server's targets are not built there).
+    platforms: [.macOS(.v15), .iOS(.v15)],
     products: [
-        .executable(name: "sniffmeet", targets: ["sniffmeet"])
+        .executable(name: "sniffmeet", targets: ["sniffmeet"]),
+        // Static: `swift build --product` builds only an explicitly typed library; an app links it the same.
+        .library(name: "SniffMeetClient", type: .static, targets: ["SniffMeetClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -24,6 +27,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        // The app's client: code that swift-openapi-generator made from openapi.json, its runtime
+        // and transports (scripts/generate-client builds the generator itself, outside this package).
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     ],
     targets: [
         // libpq, reached through pkg-config; Debian's libpq-dev provides it.
@@ -178,6 +186,31 @@ let package = Package(
             dependencies: [
                 "Gateway", "Commands", "Projections", "Postgres", "EventLog", "Domain", "PostgresTesting", "PersonalData", "Photos",
                 "Push", "APNsDouble", "WalkRoutes",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The app's client (iOS 15+, macOS, Linux): generated types and client plus middlewares.
+        // Only OpenAPIRuntime (with its HTTPTypes) and OpenAPIURLSession: nothing Linux-only, no
+        // system library.
+        .target(
+            name: "SniffMeetClient",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                // The generated code's HTTP types (pure Swift, as the runtime itself uses them).
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // The whole story through the generated client, over AsyncHTTPClient, against a live server.
+        .testTarget(
+            name: "ClientStoryTests",
+            dependencies: [
+                "SniffMeetClient", "Gateway", "PostgresTesting",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

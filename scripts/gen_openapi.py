@@ -25,8 +25,9 @@ RETRY_AFTER = {"description": "Seconds to wait before trying again.", "schema": 
 
 def err(desc, *codes, headers=None):
     """An error answer: `{"error": {"code", "message", "field"?}}` with `code` one of `codes`."""
-    schema = ref("Error") if not codes else {"allOf": [ref("Error"), {"properties": {"error": {
-        "properties": {"code": {"type": "string", "enum": list(codes)}}}}}]}
+    # One named schema for every error answer, so that a generated client decodes each as one type;
+    # the codes an answer can carry are in its description.
+    schema = ref("Error")
     r = {"description": desc + " Codes: " + ", ".join(f"`{c}`" for c in codes) + "." if codes else desc,
          "content": {"application/json": {"schema": schema}}}
     if headers: r["headers"] = headers
@@ -108,8 +109,9 @@ schemas = {
     "Card": {"type": "object", "required": list(card_props), "properties": card_props},
     "Profile": {"type": "object", "required": list(card_props) + ["created_at"], "properties": {**card_props, "created_at": TIME}},
     "SignUp": {"type": "object", "required": [k for k in profile_fields if k != "profile_image"],
-               "properties": {**profile_fields, "profile_image": {"type": "null", "description": "A new account has no "
-                                                                  "photo yet: upload one with `PUT /v1/me/photo`."}}},
+               "properties": {**profile_fields, "profile_image": {**text(1, 200, nullable=True), "description": "Leave it out "
+                                                                  "or send null: a new account has no photo yet; upload "
+                                                                  "one with `PUT /v1/me/photo`."}}},
     "SignedUp": {"type": "object", "required": ["user_id", "token", "profile"],
                  "properties": {"user_id": UUID, "token": {"type": "string"}, "profile": ref("Profile")}},
     # Any subset of the fields. null is refused (400 validation_failed), except for profile_image,
@@ -209,8 +211,10 @@ schemas = {
                                       "updated_at": {"type": ["string", "null"], "format": "date-time"}}}}}},
 }
 def listof(name):
-    return {"type": "object", "required": ["items", "next_cursor"],
-            "properties": {"items": {"type": "array", "items": ref(name)}, "next_cursor": {"type": ["string", "null"]}}}
+    """A page of `name`s, as a schema of its own (`<name>Page`), so that a generated client names its type."""
+    schemas.setdefault(name + "Page", {"type": "object", "required": ["items", "next_cursor"], "properties": {
+        "items": {"type": "array", "items": ref(name)}, "next_cursor": {"type": ["string", "null"]}}})
+    return ref(name + "Page")
 def body(schema):
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
@@ -556,7 +560,8 @@ paths = {
         errors={"401": err("Missing or wrong admin token (a user's token too), or none configured.", "unauthorized")})},
     "/v1/nicknames/{nickname}": {"get": operation("nicknameAvailability",
         "Is this nickname free? (onboarding checks as the user types; a budget per address of its own)", public=True,
-        params=[param("nickname", "path", {"type": "string", "maxLength": 200}, "The nickname, percent-encoded.", True)],
+        params=[param("nickname", "path", {k: v for k, v in text(2, 8, nickname=True).items() if k != "description"},
+                      "The nickname, percent-encoded; the rules of a profile's `nickname`.", True)],
         answers={"200": ok("Whether it is free now (a sign-up may still take it first).", ref("NicknameAvailability"))},
         errors={"400": err("Not a valid nickname (2-8 characters, the text rules).", "validation_failed")})},
     "/v1/me/notifications/{id}": {"delete": operation("dismissNotification", "Remove one entry from my inbox.",
