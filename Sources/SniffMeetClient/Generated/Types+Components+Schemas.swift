@@ -1186,6 +1186,14 @@ extension Components {
             public var createdAt: Foundation.Date
             /// - Remark: Generated from `#/components/schemas/Report/resolved_at`.
             public var resolvedAt: Foundation.Date?
+            /// The reported chat message.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Report/message_id`.
+            public var messageId: Swift.String?
+            /// The reported message's text, while readable (null once unsent or erased).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Report/message_text`.
+            public var messageText: Swift.String?
             /// Creates a new `Report`.
             ///
             /// - Parameters:
@@ -1199,6 +1207,8 @@ extension Components {
             ///   - status:
             ///   - createdAt:
             ///   - resolvedAt:
+            ///   - messageId: The reported chat message.
+            ///   - messageText: The reported message's text, while readable (null once unsent or erased).
             public init(
                 reportId: Swift.String,
                 reporter: Components.Schemas.Card,
@@ -1209,7 +1219,9 @@ extension Components {
                 walkMessage: Swift.String? = nil,
                 status: Components.Schemas.Report.StatusPayload,
                 createdAt: Foundation.Date,
-                resolvedAt: Foundation.Date? = nil
+                resolvedAt: Foundation.Date? = nil,
+                messageId: Swift.String? = nil,
+                messageText: Swift.String? = nil
             ) {
                 self.reportId = reportId
                 self.reporter = reporter
@@ -1221,6 +1233,8 @@ extension Components {
                 self.status = status
                 self.createdAt = createdAt
                 self.resolvedAt = resolvedAt
+                self.messageId = messageId
+                self.messageText = messageText
             }
             public enum CodingKeys: String, CodingKey {
                 case reportId = "report_id"
@@ -1233,6 +1247,8 @@ extension Components {
                 case status
                 case createdAt = "created_at"
                 case resolvedAt = "resolved_at"
+                case messageId = "message_id"
+                case messageText = "message_text"
             }
         }
         /// - Remark: Generated from `#/components/schemas/PushSummary`.
