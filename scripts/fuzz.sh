@@ -236,9 +236,34 @@ def intended(failure, response):
                     return "walk log fixes out of time order"
             except Exception:
                 pass
+        # A walk lasts at most 12 hours: from the first fix's time to the last's, as sent.
+        if response.status_code == 400 and code == "validation_failed" and field == "points" \
+                and "at most 12 hours" in message and isinstance(body, dict):
+            try:
+                times = [datetime.datetime.fromisoformat(p["time"].replace("Z", "+00:00")) for p in body["points"]]
+                if max(times) - min(times) > datetime.timedelta(hours=12):
+                    return "walk log longer than 12 hours"
+            except Exception:
+                pass
+        # A GPX upload is a string to JSON Schema; that it is a GPX document is the server's to see.
+        if response.status_code == 400 and code == "validation_failed" and field == "gpx" \
+                and message.startswith("not a well-formed GPX file"):
+            import xml.etree.ElementTree as ElementTree
+            try:
+                gpx = response.request.body.decode() if isinstance(response.request.body, bytes) else str(response.request.body or "")
+                if ElementTree.fromstring(gpx).tag.rsplit("}", 1)[-1] != "gpx":
+                    return "GPX upload not a GPX document"
+            except Exception:
+                return "GPX upload not a GPX document"
+        # A chat message has a text or a photo (or both): "one of two fields" as sent.
+        if response.status_code == 400 and code == "validation_failed" and field == "text" \
+                and "needs a text or a photo" in message and isinstance(body, dict) \
+                and not body.get("text") and not body.get("photo_id"):
+            return "chat message with neither text nor photo"
         # `tz` is an IANA time zone name: a list JSON Schema does not hold; checked against Python's.
         if response.status_code == 400 and code == "validation_failed" and field == "tz":
-            tz = urllib.parse.parse_qs(urllib.parse.urlsplit(response.request.url).query).get("tz", [None])[0]
+            tz = urllib.parse.parse_qs(urllib.parse.urlsplit(response.request.url).query,
+                                       keep_blank_values=True).get("tz", [None])[0]
             if tz is not None and tz not in zoneinfo.available_timezones():
                 return "tz not an IANA time zone"
         if response.status_code == 400 and code == "validation_failed" and isinstance(value, str):

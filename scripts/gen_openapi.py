@@ -670,7 +670,7 @@ paths.update({
         "get": operation("getPrivacyZones", "My privacy zones.", answers={"200": ok("My zones.", ref("PrivacyZones"))})},
     "/v1/me/walk-stats": {"get": operation("walkStats", "Walks, distance and moving time: this ISO week, this month, the last 12 weeks.",
         codes_503=READ_503,
-        params=[param("tz", "query", {"type": "string", "maxLength": 64, "default": "UTC"}, "IANA time zone, e.g. Asia/Seoul."),
+        params=[param("tz", "query", {"type": "string", "minLength": 1, "maxLength": 64, "default": "UTC"}, "IANA time zone, e.g. Asia/Seoul."),
                 MINPOS],
         answers={"200": ok("The figures.", ref("WalkStats"))})},
 })
