@@ -141,7 +141,7 @@ struct ConsoleController {
             [
                 "reports": shown.map { Self.report($0, now: now) },
                 "empty": rows.isEmpty,
-                "next": rows.count > Self.pageSize ? shown.last.map { Self.cursorText($0.key) } as Any : false,
+                "next": rows.count > Self.pageSize ? shown.last.map { Self.cursorText($0.key) } ?? "" : false,
             ]
         )
     }
@@ -188,7 +188,7 @@ struct ConsoleController {
             [
                 "actions": shown.map(Self.action),
                 "empty": rows.isEmpty,
-                "next": rows.count > Self.pageSize ? shown.last.map { Self.cursorText($0.key) } as Any : false,
+                "next": rows.count > Self.pageSize ? shown.last.map { Self.cursorText($0.key) } ?? "" : false,
             ]
         )
     }
@@ -203,11 +203,12 @@ struct ConsoleController {
             [
                 "head": head.description,
                 "projectors": statuses.map { status in
-                    [
-                        "name": status.name, "state": status.state.rawValue, "checkpoint": status.checkpoint.description,
+                    ([
+                        "name": status.name, "state": status.progress.rawValue.replacingOccurrences(of: "_", with: " "),
+                        "checkpoint": status.checkpoint.description,
                         "lagEvents": status.lagEvents, "lagSeconds": String(format: "%.1f", status.lagSeconds),
-                        "error": status.lastError as Any, "behind": status.lagEvents > 0,
-                    ] as [String: Any]
+                        "error": status.lastError, "behind": status.lagEvents > 0,
+                    ] as [String: Any?]).present
                 },
             ]
         )
@@ -264,7 +265,8 @@ struct ConsoleController {
 
     @Sendable func resolve(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let (id, name) = try target(context)
-        _ = try await admin.resolve(id, by: name, .firstUse(actor: nil))
+        let position = try await admin.resolve(id, by: name, .firstUse(actor: nil))
+        try await services.progress.waitUntil(position, projectors: Self.shown, timeout: .seconds(3))
         return ConsolePages.redirect("/console/reports")
     }
 
@@ -272,15 +274,21 @@ struct ConsoleController {
         let (id, name) = try target(context)
         let reason = (context.console?.form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else { throw ConsoleError.badRequest("A suspension needs a reason.") }
-        _ = try await admin.suspend(id, reason: reason, by: name, .firstUse(actor: nil))
+        let position = try await admin.suspend(id, reason: reason, by: name, .firstUse(actor: nil))
+        try await services.progress.waitUntil(position, projectors: Self.shown, timeout: .seconds(3))
         return ConsolePages.redirect("/console/users/\(id.lowercasedString)")
     }
 
     @Sendable func lift(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let (id, name) = try target(context)
-        _ = try await admin.lift(id, by: name, .firstUse(actor: nil))
+        let position = try await admin.lift(id, by: name, .firstUse(actor: nil))
+        try await services.progress.waitUntil(position, projectors: Self.shown, timeout: .seconds(3))
         return ConsolePages.redirect("/console/users/\(id.lowercasedString)")
     }
+
+    /// The read models the page after an action shows: it waits for them, so the operator sees
+    /// what they just did.
+    static let shown = ["profiles", "safety", "audit"]
 
     /// The route's `{id}` and the signed-in operator.
     func target(_ context: GatewayRequestContext) throws -> (UUID, String) {
@@ -304,43 +312,45 @@ struct ConsoleController {
     static func cursorText(_ key: TimeKey) -> String { "\(key.micros).\(key.id.lowercasedString)" }
 
     static func card(_ card: ConsoleCard) -> [String: Any] {
-        [
+        ([
             "id": card.userID.lowercasedString,
             "dogName": card.dogName ?? "(no profile)",
             "nickname": card.nickname ?? "",
-            "age": card.age as Any,
+            "age": card.age,
             "size": card.size ?? "",
-            // Only the server's own photo URLs: the page's policy allows images from here alone.
-            "photo": card.profileImage.flatMap { $0.hasPrefix("/") && !$0.hasPrefix("//") ? $0 : nil } as Any,
+            // The card names its photo by id; the thumbnail is served here (the page's policy
+            // allows images from this site only).
+            "photo": card.profileImage.flatMap(UUID.init(uuidString:)).map { "/v1/photos/\($0.lowercasedString)/thumbnail" },
             "suspended": card.suspended,
-        ]
+        ] as [String: Any?]).present
     }
 
     static func report(_ row: ConsoleReportRow, now: Date) -> [String: Any] {
         let age = now.timeIntervalSince(row.createdAt)
-        return [
-            "id": row.reportID.lowercasedString,
-            "reporter": card(row.reporter),
-            "reported": card(row.reported),
-            "reason": row.reason,
-            "note": row.note as Any,
-            "walkMessage": row.walkMessage as Any,
-            "open": row.status == "open",
-            "status": row.status,
-            "created": iso(row.createdAt),
-            "age": ageText(age),
-            "overdue": age > 24 * 3600,
-        ]
+        return
+            ([
+                "id": row.reportID.lowercasedString,
+                "reporter": card(row.reporter),
+                "reported": card(row.reported),
+                "reason": row.reason,
+                "note": row.note,
+                "walkMessage": row.walkMessage,
+                "open": row.status == "open",
+                "status": row.status,
+                "created": iso(row.createdAt),
+                "age": ageText(age),
+                "overdue": age > 24 * 3600,
+            ] as [String: Any?]).present
     }
 
     static func action(_ row: OperatorActionRow) -> [String: Any] {
-        [
+        ([
             "operator": row.operatorName,
             "action": row.action,
             "user": row.userID.lowercasedString,
-            "report": row.reportID?.lowercasedString as Any,
+            "report": row.reportID?.lowercasedString,
             "at": iso(row.at),
-        ]
+        ] as [String: Any?]).present
     }
 
     static func iso(_ date: Date) -> String {
@@ -353,6 +363,12 @@ struct ConsoleController {
         if minutes < 48 * 60 { return "\(minutes / 60) h \(minutes % 60) min" }
         return "\(minutes / (24 * 60)) days"
     }
+}
+
+extension Dictionary where Key == String, Value == Any? {
+    /// The entries that have a value: a template's section or variable is then absent, not the
+    /// text "nil" (the renderer does not look inside an optional hidden in `Any`).
+    var present: [String: Any] { compactMapValues { $0 } }
 }
 
 extension PasswordHash {

@@ -150,6 +150,8 @@ final class ConsoleRoutesTests: XCTestCase {
             XCTAssertFalse(page.text.contains(Self.rex))
             XCTAssertFalse(page.text.contains("<img src=x"))
             XCTAssertFalse(page.text.contains("<script"))
+            XCTAssertFalse(page.text.contains(">nil<"), "an absent value shows as nothing")
+            XCTAssertFalse(page.text.contains("\"nil\""), "an absent photo is no image")
             let user = try await client.send(.get, "/console/users/\(ben.id)", headers: mina.headers)
             XCTAssertEqual(user.status, 200)
             XCTAssertTrue(user.text.contains("&lt;b&gt;Rex&lt;/b&gt;"))
@@ -243,6 +245,9 @@ final class ConsoleRoutesTests: XCTestCase {
             )
             XCTAssertEqual(suspended.status, 303, suspended.text)
             XCTAssertEqual(suspended.header("Location"), "/console/users/\(ben.id)")
+            // The page the action leads to already shows it.
+            let page = try await client.send(.get, "/console/users/\(ben.id)", headers: mina.headers)
+            XCTAssertTrue(page.text.contains("Lift the suspension"), page.text)
             let value9 = try await client.send(.get, "/v1/me", token: ben.token).status
             XCTAssertEqual(value9, 401)
             let value10 = try await Self.post(
