@@ -51,6 +51,18 @@ struct ConsoleController {
         signedIn.get("/console/push", use: push)
         signedIn.get("/console/charts/lag/{name}", use: lagChart)
         signedIn.get("/console/charts/push", use: pushChart)
+        // Any other path under /console is a console page too: signed out the sign-in
+        // redirect, signed in a 404 page, both with the console's headers (never JSON).
+        signedIn.get("/console/**", use: notFound)
+        // An action's path is no page: a GET there is the same 404 page (never an action).
+        for action in ["/console/sign-out", "/console/reports/{id}/resolve", "/console/users/{id}/suspend", "/console/users/{id}/lift"] {
+            signedIn.get(RouterPath(action), use: notFound)
+        }
+        signedIn.post("/console/**", use: notFound)
+    }
+
+    @Sendable func notFound(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        throw ConsoleError.notFound
     }
 
     // MARK: Signing in

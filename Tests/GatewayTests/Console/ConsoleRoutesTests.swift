@@ -104,7 +104,7 @@ final class ConsoleRoutesTests: XCTestCase {
             let (_, ben, reportID) = try await Self.reported(client)
             let gets = [
                 "/console", "/console/reports", "/console/users/\(ben.id)", "/console/audit", "/console/projections", "/console/push",
-                "/console/charts/lag/safety", "/console/charts/push",
+                "/console/charts/lag/safety", "/console/charts/push", "/console/nothing/here",
             ]
             let posts = [
                 "/console/sign-out", "/console/reports/\(reportID)/resolve", "/console/users/\(ben.id)/suspend",
@@ -215,9 +215,14 @@ final class ConsoleRoutesTests: XCTestCase {
             ).status
             XCTAssertEqual(value6, 403)
             XCTAssertEqual(try client.sql("SELECT count(*) FROM events")[0][0], events, "a refused form wrote something")
-            // GET never acts.
-            let value7 = try await client.send(.get, resolve, headers: mina.headers).status
-            XCTAssertEqual(value7, 405)
+            // GET never acts: an action's path is no page.
+            let got = try await client.send(.get, resolve, headers: mina.headers)
+            XCTAssertEqual(got.status, 404)
+            Self.assertSecure(got)
+            let unknown = try await client.send(.get, "/console/nothing/here", headers: mina.headers)
+            XCTAssertEqual(unknown.status, 404)
+            XCTAssertEqual(unknown.header("Content-Type"), "text/html; charset=utf-8")
+            Self.assertSecure(unknown)
             XCTAssertEqual(try client.sql("SELECT status FROM reports")[0][0], "open")
 
             let done = try await Self.post(
