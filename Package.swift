@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        // The operator console's server-rendered pages.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // libpq, reached through pkg-config; Debian's libpq-dev provides it.
@@ -178,8 +180,11 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // scrypt for operators' passwords (BoringSSL's, already built for Crypto).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.copy("openapi.json")]
+            resources: [.copy("openapi.json"), .copy("Console/Templates"), .copy("Console/Static")]
         ),
         .testTarget(
             name: "GatewayTests",

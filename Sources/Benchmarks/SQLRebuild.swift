@@ -126,6 +126,13 @@ public enum SQLRebuild {
             WHERE r.event_type = 'user_reported'
             """,
             """
+            INSERT INTO \(t("operator_actions")) (event_id, operator, action, user_id, report_id, at)
+            SELECT event_id, coalesce(data->>'operator', 'admin'),
+                   CASE event_type WHEN 'report_resolved' THEN 'resolve' WHEN 'user_suspended' THEN 'suspend' ELSE 'lift' END,
+                   coalesce(data->>'reported', data->>'user_id')::uuid, (data->>'report_id')::uuid, (data->>'at')::timestamptz
+            FROM events WHERE event_type IN ('report_resolved', 'user_suspended', 'user_unsuspended')
+            """,
+            """
             INSERT INTO \(t("notification_senders")) (user_id, dog_name)
             SELECT DISTINCT ON (stream_id) (data->>'user_id')::uuid, data->'profile'->>'dog_name' FROM events
             WHERE event_type IN ('user_registered', 'profile_updated') ORDER BY stream_id, stream_version DESC

@@ -154,15 +154,15 @@ extension Command {
             )
             return steps
 
-        case .resolveReport(let reportID, let reported):
-            return [.step(UserDecider.self, on: .user(reported), .resolveReport(reportID: reportID))]
+        case .resolveReport(let reportID, let reported, let by):
+            return [.step(UserDecider.self, on: .user(reported), .resolveReport(reportID: reportID, by: by))]
 
-        case .suspendUser(let userID, let reason, let partners, let walks):
-            return [.step(UserDecider.self, on: .user(userID), .suspend(userID: userID, reason: reason))]
+        case .suspendUser(let userID, let reason, let partners, let walks, let by):
+            return [.step(UserDecider.self, on: .user(userID), .suspend(userID: userID, reason: reason, by: by))]
                 + Self.settling(userID, partners: partners, walks: walks) { .withdraw(user: userID, partner: $0) }
 
-        case .unsuspendUser(let userID):
-            return [.step(UserDecider.self, on: .user(userID), .unsuspend(userID: userID))]
+        case .unsuspendUser(let userID, let by):
+            return [.step(UserDecider.self, on: .user(userID), .unsuspend(userID: userID, by: by))]
 
         case .recordWalkLog(let walkLogID, let owner, let walkID, let figures, let visibility):
             let record = Step.step(

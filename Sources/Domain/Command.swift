@@ -48,12 +48,12 @@ public enum Command: Sendable, Equatable {
     /// `messageID`, when given, must be a message `reported` sent to `reporter`.
     case report(reportID: UUID, reporter: UUID, reported: UUID, reason: ReportReason, walkID: UUID?, messageID: UUID? = nil, note: String?)
     /// An operator marks a report about `reported` dealt with.
-    case resolveReport(reportID: UUID, reported: UUID)
+    case resolveReport(reportID: UUID, reported: UUID, by: String = OperatorNames.admin)
     /// An operator suspends `userID`: their pending mate requests (with `partners`) and pending
     /// walks are withdrawn in the same append. (Their sessions end beside it, outside the log.)
-    case suspendUser(userID: UUID, reason: String, partners: [UUID], walks: [UUID])
+    case suspendUser(userID: UUID, reason: String, partners: [UUID], walks: [UUID], by: String = OperatorNames.admin)
     /// An operator lifts a suspension.
-    case unsuspendUser(userID: UUID)
+    case unsuspendUser(userID: UUID, by: String = OperatorNames.admin)
     /// Record a walk the server measured (its route stored beside the append, outside the log),
     /// optionally tied to an accepted walk request of the owner.
     case recordWalkLog(walkLogID: UUID, owner: UUID, walkID: UUID?, figures: WalkLogFigures, visibility: WalkLogVisibility)

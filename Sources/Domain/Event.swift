@@ -15,7 +15,7 @@ public enum Event: Equatable, Sendable {
     case userReported(UserReported)
     case reportResolved(ReportResolved)
     case userSuspended(UserSuspended)
-    case userUnsuspended(UserMoment)
+    case userUnsuspended(UserUnsuspended)
     // nickname-<lowercased>
     case nicknameReserved(NicknameClaim)
     case nicknameReleased(NicknameClaim)

@@ -101,23 +101,31 @@ public struct ReportResolved: Sendable, Equatable, Codable {
     /// The reported user (whose stream holds the report).
     public var reported: UUID
     public var at: Date
+    /// Who resolved it; nil in events written before operators had names (read as `admin`).
+    public var `operator`: String?
 
-    public init(reportID: UUID, reported: UUID, at: Date) {
+    public init(reportID: UUID, reported: UUID, at: Date, operator: String? = nil) {
         self.reportID = reportID
         self.reported = reported
         self.at = at
+        self.operator = `operator`
     }
 
     enum CodingKeys: String, CodingKey {
         case reportID = "report_id"
         case reported, at
+        case `operator` = "operator"
     }
+
+    /// The operator who acted: `admin` for events older than operator accounts.
+    public var operatorName: String { self.operator ?? OperatorNames.admin }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(reportID.lowercasedString, forKey: .reportID)
         try c.encode(reported.lowercasedString, forKey: .reported)
         try c.encode(at, forKey: .at)
+        try c.encodeIfPresent(self.operator, forKey: .operator)
     }
 }
 
@@ -127,17 +135,24 @@ public struct UserSuspended: Sendable, Equatable, Codable {
     public var userID: UUID
     public var reason: String
     public var at: Date
+    /// Who suspended; nil in events written before operators had names (read as `admin`).
+    public var `operator`: String?
 
-    public init(userID: UUID, reason: String, at: Date) {
+    public init(userID: UUID, reason: String, at: Date, operator: String? = nil) {
         self.userID = userID
         self.reason = reason
         self.at = at
+        self.operator = `operator`
     }
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id"
         case reason, at
+        case `operator` = "operator"
     }
+
+    /// The operator who acted: `admin` for events older than operator accounts.
+    public var operatorName: String { self.operator ?? OperatorNames.admin }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -145,7 +160,46 @@ public struct UserSuspended: Sendable, Equatable, Codable {
         if part.writesClear {
             try c.encode(userID.lowercasedString, forKey: .userID)
             try c.encode(at, forKey: .at)
+            // The operator's name is the operator's, not the user's: clear.
+            try c.encodeIfPresent(self.operator, forKey: .operator)
         }
         if part.writesPersonal { try c.encode(reason, forKey: .reason) }
     }
+}
+
+/// `user_unsuspended`: an operator lifted the suspension.
+public struct UserUnsuspended: Sendable, Equatable, Codable {
+    public var userID: UUID
+    public var at: Date
+    /// Who lifted it; nil in events written before operators had names (read as `admin`).
+    public var `operator`: String?
+
+    public init(userID: UUID, at: Date, operator: String? = nil) {
+        self.userID = userID
+        self.at = at
+        self.operator = `operator`
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case at
+        case `operator` = "operator"
+    }
+
+    /// The operator who acted: `admin` for events older than operator accounts.
+    public var operatorName: String { self.operator ?? OperatorNames.admin }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userID.lowercasedString, forKey: .userID)
+        try c.encode(at, forKey: .at)
+        try c.encodeIfPresent(self.operator, forKey: .operator)
+    }
+}
+
+/// Operators' names as events record them.
+public enum OperatorNames {
+    /// The holder of `SNIFFMEET_ADMIN_TOKEN`, and the operator of every action recorded before
+    /// operators had accounts.
+    public static let admin = "admin"
 }

@@ -24,11 +24,11 @@ public enum UserDecider: Decider {
             note: String?
         )
         /// An operator has dealt with a report.
-        case resolveReport(reportID: UUID)
+        case resolveReport(reportID: UUID, by: String = OperatorNames.admin)
         /// An operator suspends the account.
-        case suspend(userID: UUID, reason: String)
+        case suspend(userID: UUID, reason: String, by: String = OperatorNames.admin)
         /// An operator lifts the suspension.
-        case unsuspend(userID: UUID)
+        case unsuspend(userID: UUID, by: String = OperatorNames.admin)
         /// The owner deletes the account.
         case delete(userID: UUID)
     }
@@ -119,22 +119,22 @@ public enum UserDecider: Decider {
                 )
             ]
 
-        case .resolveReport(let reportID):
+        case .resolveReport(let reportID, let by):
             guard let open = state.reports[reportID], let userID = state.userID else { throw .notFound }
             // Resolving twice (a retry, two operators) changes nothing.
             guard open else { return [] }
-            return [.reportResolved(ReportResolved(reportID: reportID, reported: userID, at: now))]
+            return [.reportResolved(ReportResolved(reportID: reportID, reported: userID, at: now, operator: by))]
 
-        case .suspend(let userID, let reason):
+        case .suspend(let userID, let reason, let by):
             guard state.isRegistered else { throw .userNotFound }
             let reason = try FreeText.clean(reason, field: "reason", length: suspensionReasonLength)
             guard !state.isSuspended else { return [] }
-            return [.userSuspended(UserSuspended(userID: userID, reason: reason, at: now))]
+            return [.userSuspended(UserSuspended(userID: userID, reason: reason, at: now, operator: by))]
 
-        case .unsuspend(let userID):
+        case .unsuspend(let userID, let by):
             guard state.isRegistered else { throw .userNotFound }
             guard state.isSuspended else { return [] }
-            return [.userUnsuspended(UserMoment(userID: userID, at: now))]
+            return [.userUnsuspended(UserUnsuspended(userID: userID, at: now, operator: by))]
 
         case .delete(let userID):
             // A deleted account has no profile, so it cannot be deleted twice (nor changed at all).

@@ -1,5 +1,6 @@
 import Commands
 import Domain
+import EventLog
 import Foundation
 import Hummingbird
 import JSONText
@@ -38,12 +39,18 @@ struct AdminController {
     /// `POST /v1/admin/reports/{id}/resolve`: the report, resolved (again: no change).
     @Sendable func resolve(_ request: Request, context: GatewayRequestContext) async throws -> Answer<ReportJSON> {
         let id = try context.uuidParameter("id")
-        guard let report = try await services.readModels.report(id) else { throw CommandRefusal(.notFound) }
-        let outcome = try await runner.run(.resolveReport(reportID: id, reported: report.row.reported.userID), try context.command)
-        let position = try await runner.position(of: outcome)
-        try await services.progress.waitUntil(position, projectors: ["safety"], timeout: .seconds(3))
+        let position = try await resolve(id, by: context.operatorName ?? OperatorNames.admin, try context.command)
         guard let resolved = try await services.readModels.report(id) else { throw CommandRefusal(.notFound) }
         return Answer(resolved, logPosition: position)
+    }
+
+    /// Resolves report `id` as operator `name`; returns the position once the `safety` read model has it.
+    func resolve(_ id: UUID, by name: String, _ metadata: CommandMetadata) async throws -> LogPosition {
+        guard let report = try await services.readModels.report(id) else { throw CommandRefusal(.notFound) }
+        let outcome = try await runner.run(.resolveReport(reportID: id, reported: report.row.reported.userID, by: name), metadata)
+        let position = try await runner.position(of: outcome)
+        try await services.progress.waitUntil(position, projectors: ["safety"], timeout: .seconds(3))
+        return position
     }
 
     /// `POST /v1/admin/users/{id}/suspend`: in one transaction the `user_suspended` event, the
@@ -53,26 +60,37 @@ struct AdminController {
     @Sendable func suspend(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
         let user = try context.uuidParameter("id")
         let reason = try await services.body.decode(SuspensionBody.self, from: request).reason
+        let position = try await suspend(user, reason: reason, by: context.operatorName ?? OperatorNames.admin, try context.command)
+        return NoContent(logPosition: position)
+    }
+
+    /// Suspends `user` for `reason` as operator `name`.
+    func suspend(_ user: UUID, reason: String, by name: String, _ metadata: CommandMetadata) async throws -> LogPosition {
         let head = try await services.gate.admitted { [log = services.log] in try await log.head() }
         try await services.progress.waitUntil(head, projectors: ["mates", "mate_requests", "walks"], timeout: .seconds(3))
         let ties = try await services.readModels.ties(of: user)
         let outcome = try await runner.run(
-            .suspendUser(userID: user, reason: reason, partners: ties.partners, walks: ties.walks),
-            try context.command
+            .suspendUser(userID: user, reason: reason, partners: ties.partners, walks: ties.walks, by: name),
+            metadata
         ) { connection in
             try SessionStore.suspend(user, on: connection)
         }
         services.sessions.forget(user)
-        return NoContent(logPosition: try await runner.position(of: outcome))
+        return try await runner.position(of: outcome)
     }
 
     /// `POST /v1/admin/users/{id}/unsuspend`: sign-ins work again (their old sessions stay ended).
     @Sendable func unsuspend(_ request: Request, context: GatewayRequestContext) async throws -> NoContent {
         let user = try context.uuidParameter("id")
-        let outcome = try await runner.run(.unsuspendUser(userID: user), try context.command) { connection in
+        return NoContent(logPosition: try await lift(user, by: context.operatorName ?? OperatorNames.admin, try context.command))
+    }
+
+    /// Lifts the suspension of `user` as operator `name`.
+    func lift(_ user: UUID, by name: String, _ metadata: CommandMetadata) async throws -> LogPosition {
+        let outcome = try await runner.run(.unsuspendUser(userID: user, by: name), metadata) { connection in
             try SessionStore.unsuspend(user, on: connection)
         }
-        return NoContent(logPosition: try await runner.position(of: outcome))
+        return try await runner.position(of: outcome)
     }
 }
 

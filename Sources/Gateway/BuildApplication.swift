@@ -69,7 +69,10 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
             middleware: AdminMiddleware(
                 adminToken: configuration.adminToken,
                 limiter: services.limiter,
-                trustForwardedFor: configuration.trustForwardedFor
+                trustForwardedFor: configuration.trustForwardedFor,
+                tokenOwner: { [gate = services.gate, pool = services.pool] token in
+                    try await gate.withConnection(pool) { try OperatorStore.tokenOwner(token, on: $0) }
+                }
             )
         )
     let adminCommands = admin.group().add(middleware: IdempotencyMiddleware(store: services.idempotency, body: services.body))
@@ -83,7 +86,9 @@ public func buildRouter(_ services: GatewayServices, handler: CommandHandler) ->
     WalksController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     NotificationsController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
     SafetyController(services: services, runner: runner).addRoutes(queries: signedIn, commands: commands)
-    AdminController(services: services, runner: runner).addRoutes(admin: admin, commands: adminCommands)
+    let adminController = AdminController(services: services, runner: runner)
+    adminController.addRoutes(admin: admin, commands: adminCommands)
+    ConsoleController(services: services, admin: adminController).addRoutes(to: router)
     PhotosController(services: services, runner: runner).addRoutes(fetches: router, upload: signedIn, commands: commands)
     // Walk log uploads are idempotent like every POST, with their own 2 MiB body limit.
     let walkLogUploads = signedIn.group()
@@ -166,6 +171,10 @@ public func buildApplication(
     listening[DataKeys.erasures] = { _ in
         sealer.forgetCachedKeys()
         sealer.forgetRememberedEvents()
+    }
+    // The console's lag charts: every projector's lag, sampled every few seconds.
+    if background.contains(.projections) {
+        backgroundServices.append(LagSamplingService(progress: services.progress, samples: services.lagSamples))
     }
     // Live inbox streams are served by one feed per process, ended with the server.
     backgroundServices.append(NotificationFeedService(feed: services.feed))

@@ -18,6 +18,8 @@ public struct GatewayConfiguration: Sendable {
     public var apns: APNsSettings?
     /// Bearer token of `/v1/admin/projections` (`SNIFFMEET_ADMIN_TOKEN`); `nil` disables that route (403).
     public var adminToken: String?
+    /// The operator console (`SNIFFMEET_PUBLIC_URL`, `SNIFFMEET_CONSOLE_SECURE_COOKIES`).
+    public var console = ConsoleSettings()
     /// Largest accepted request body.
     public var maxBodyBytes: Int
     /// How long a query waits for `Min-Log-Position` before `503 not_caught_up`.
@@ -124,6 +126,7 @@ public struct GatewayConfiguration: Sendable {
         var copy = self
         if let ttl = environment["SNIFFMEET_WALK_TTL_SECONDS"].flatMap(Double.init), ttl > 0 { copy.walkTTL = ttl }
         if let token = environment["SNIFFMEET_ADMIN_TOKEN"], !token.isEmpty { copy.adminToken = token }
+        copy.console = copy.console.applyingEnvironment(environment)
         if let count = environment["SNIFFMEET_DB_CONNECTIONS"].flatMap(Int.init), count > 0 { copy.maxConnections = count }
         if let waits = environment["SNIFFMEET_MAX_DB_WAITS"].flatMap(Int.init), waits > 0 { copy.maxConcurrentDatabaseWaits = waits }
         if let seconds = environment["SNIFFMEET_REQUEST_TIMEOUT_SECONDS"].flatMap(Double.init), seconds > 0, seconds <= 86400 {

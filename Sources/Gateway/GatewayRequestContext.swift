@@ -17,6 +17,11 @@ public struct GatewayRequestContext: RequestContext, RemoteAddressRequestContext
     var commandMetadata: CommandMetadata?
     /// The request carries the operators' token; set by `AdminMiddleware`.
     var isOperator = false
+    /// The operator asking: `admin` for the admin token, an operator's name for their API token
+    /// (`AdminMiddleware`) or console session (`ConsoleMiddleware`).
+    var operatorName: String?
+    /// A console request's session and form (`ConsoleMiddleware`).
+    var console: ConsoleRequest?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)

@@ -31,6 +31,8 @@ public struct GatewayServices: Sendable {
     let photoBody: BodyReader
     /// This build's migrations, read once: `/readyz` compares them with the database.
     let migrator: Result<Migrator, any Error>
+    /// Each projector's lag over the last hour (the console's charts).
+    public let lagSamples = LagSamples()
     /// The query routes' replicas (`DATABASE_READ_URL`), when configured.
     public var replicas: ReplicaReads?
 

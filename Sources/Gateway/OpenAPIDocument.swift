@@ -17,6 +17,16 @@ public enum OpenAPIDocument {
         public static func < (a: Operation, b: Operation) -> Bool { (a.path, a.method) < (b.path, b.method) }
     }
 
+    /// Paths served as HTML pages for people in a browser (the operator console), not as the
+    /// JSON API: the document does not describe them. Only whole path segments count, so
+    /// `/consoles` or anything under `/v1` is never excluded.
+    public static let htmlPrefixes = ["/console"]
+
+    /// True when `path` belongs to the JSON API the document describes.
+    public static func describes(_ path: String) -> Bool {
+        !htmlPrefixes.contains { path == $0 || path.hasPrefix($0 + "/") }
+    }
+
     /// The document's bytes.
     public static func data() throws -> Data {
         guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json") else {

@@ -5,6 +5,7 @@ public enum Projectors {
         ProfilesProjector(), MatesProjector(), MateRequestsProjector(), WalksProjector(), NotificationsProjector(), SafetyProjector(),
         WalkLogsProjector(),
         ChatsProjector(),
+        AuditProjector(),
     ]
 
     public static var names: [String] { all.map(\.name) }

@@ -10,7 +10,7 @@ struct SniffMeetCommand: AsyncParsableCommand {
         abstract: "SniffMeet backend: event-sourced walking-mate service on PostgreSQL.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, BenchCommand.self, RebuildCommand.self, VerifyCommand.self, ReplayCommand.self,
-            UpgradeCommand.self,
+            UpgradeCommand.self, OperatorsCommand.self,
         ]
     )
 

@@ -144,7 +144,7 @@ final class EventJSONGoldenTests: XCTestCase {
             #"{"at":"\#(at)","reason":"spam","user_id":"\#(a)"}"#
         ),
         (
-            .userUnsuspended(UserMoment(userID: alice, at: t0)),
+            .userUnsuspended(UserUnsuspended(userID: alice, at: t0)),
             #"{"at":"\#(at)","user_id":"\#(a)"}"#
         ),
         (
@@ -170,6 +170,36 @@ final class EventJSONGoldenTests: XCTestCase {
             #"{"at":"\#(at)","owner":"\#(a)","walk_log_id":"\#(l)"}"#
         ),
     ]
+
+    /// The operator's name on resolve, suspend and lift (events before operator accounts have
+    /// none, above, and read as `admin`): clear, not personal.
+    static let operatorGoldens: [(Event, String)] = [
+        (
+            .reportResolved(ReportResolved(reportID: request1, reported: alice, at: t0, operator: "mina")),
+            #"{"at":"\#(at)","operator":"mina","report_id":"\#(r)","reported":"\#(a)"}"#
+        ),
+        (
+            .userSuspended(UserSuspended(userID: alice, reason: "spam", at: t0, operator: "mina")),
+            #"{"at":"\#(at)","operator":"mina","reason":"spam","user_id":"\#(a)"}"#
+        ),
+        (
+            .userUnsuspended(UserUnsuspended(userID: alice, at: t0, operator: "mina")),
+            #"{"at":"\#(at)","operator":"mina","user_id":"\#(a)"}"#
+        ),
+    ]
+
+    func testOperatorNamesEncodeToTheirGoldenJSONAndRoundTrip() throws {
+        for (event, json) in Self.operatorGoldens {
+            XCTAssertEqual(String(decoding: event.encodedData(), as: UTF8.self), json, event.typeName)
+            XCTAssertEqual(
+                try Event.decode(typeName: event.typeName, schemaVersion: event.schemaVersion, data: Data(json.utf8)),
+                event,
+                event.typeName
+            )
+            let clear = try JSONSerialization.jsonObject(with: event.encodedData(.clear)) as! [String: Any]
+            XCTAssertEqual(clear["operator"] as? String, "mina", event.typeName)
+        }
+    }
 
     func testEveryEventTypeHasAGolden() {
         // The chat events' goldens live beside their rules (ChatEventJSONGoldenTests).

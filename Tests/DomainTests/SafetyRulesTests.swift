@@ -183,7 +183,10 @@ final class SafetyRulesTests: XCTestCase {
         var w = try World.pending()
         try w.run(report(bob, alice))
         let decision = try w.run(.resolveReport(reportID: report1, reported: alice))
-        XCTAssertEqual(decision.events(for: .user(alice)), [.reportResolved(ReportResolved(reportID: report1, reported: alice, at: t0))])
+        XCTAssertEqual(
+            decision.events(for: .user(alice)),
+            [.reportResolved(ReportResolved(reportID: report1, reported: alice, at: t0, operator: "admin"))]
+        )
         XCTAssertTrue(try w.run(.resolveReport(reportID: report1, reported: alice)).events.isEmpty)
         assertRefused("not_found") { try w.run(.resolveReport(reportID: self.report2, reported: alice)) }
     }
@@ -199,7 +202,10 @@ final class SafetyRulesTests: XCTestCase {
         try w.run(.registerUser(userID: carol, profile: profile(nickname: "Carol")))
         try w.run(.requestMate(requestID: request2, from: carol, to: alice, dropToken: token(by: alice)))
         let decision = try w.run(suspend(alice, partners: [bob, carol], walks: [walk1]))
-        XCTAssertEqual(decision.events(for: .user(alice)), [.userSuspended(UserSuspended(userID: alice, reason: "spam", at: t0))])
+        XCTAssertEqual(
+            decision.events(for: .user(alice)),
+            [.userSuspended(UserSuspended(userID: alice, reason: "spam", at: t0, operator: "admin"))]
+        )
         XCTAssertEqual(
             decision.events(for: .mates(alice, carol)),
             [.mateRequestCancelled(MateRequestUpdate(requestID: request2, from: carol, to: alice, at: t0))]
@@ -216,7 +222,7 @@ final class SafetyRulesTests: XCTestCase {
         XCTAssertTrue(try w.run(suspend(alice)).events.isEmpty)
         XCTAssertEqual(
             try w.run(.unsuspendUser(userID: alice)).events(for: .user(alice)),
-            [.userUnsuspended(UserMoment(userID: alice, at: t0))]
+            [.userUnsuspended(UserUnsuspended(userID: alice, at: t0, operator: "admin"))]
         )
         XCTAssertFalse(w.state(.user(alice)).user!.isSuspended)
         XCTAssertTrue(try w.run(.unsuspendUser(userID: alice)).events.isEmpty)
@@ -229,6 +235,34 @@ final class SafetyRulesTests: XCTestCase {
         assertRefused("validation_failed", field: "reason") {
             try w.run(.suspendUser(userID: alice, reason: "", partners: [], walks: []))
         }
+    }
+
+    // MARK: Operators
+
+    /// Every operator action names its operator: resolve, suspend and lift each record who acted.
+    func testEveryOperatorActionNamesItsOperator() throws {
+        var w = try World.pending()
+        try w.run(report(bob, alice))
+        XCTAssertEqual(
+            try w.run(.resolveReport(reportID: report1, reported: alice, by: "mina")).events(for: .user(alice)),
+            [.reportResolved(ReportResolved(reportID: report1, reported: alice, at: t0, operator: "mina"))]
+        )
+        XCTAssertEqual(
+            try w.run(.suspendUser(userID: alice, reason: "spam", partners: [], walks: [], by: "jun")).events(for: .user(alice)),
+            [.userSuspended(UserSuspended(userID: alice, reason: "spam", at: t0, operator: "jun"))]
+        )
+        XCTAssertEqual(
+            try w.run(.unsuspendUser(userID: alice, by: "mina")).events(for: .user(alice)),
+            [.userUnsuspended(UserUnsuspended(userID: alice, at: t0, operator: "mina"))]
+        )
+    }
+
+    /// Events written before operators had names carry none: they read as operator `admin`.
+    func testOlderOperatorEventsReadAsAdmin() {
+        XCTAssertEqual(ReportResolved(reportID: report1, reported: alice, at: t0).operatorName, "admin")
+        XCTAssertEqual(UserSuspended(userID: alice, reason: "spam", at: t0).operatorName, "admin")
+        XCTAssertEqual(UserUnsuspended(userID: alice, at: t0).operatorName, "admin")
+        XCTAssertEqual(UserUnsuspended(userID: alice, at: t0, operator: "mina").operatorName, "mina")
     }
 
     // MARK: Inbox

@@ -116,6 +116,49 @@ final class LeastPrivilegeTests: XCTestCase {
         XCTAssertEqual(rights, ["DELETE", "INSERT", "SELECT"])
     }
 
+    /// Operator accounts: the server reads them and sets a password (nothing else of a row), spends
+    /// password links, opens and ends console sessions and reads API tokens; adding or removing
+    /// an operator and issuing a token is the owner's (the command line's).
+    func testTheRuntimeRoleHasOnlyTheOperatorRightsTheConsoleNeeds() async throws {
+        let rights = try await pool.withConnection { connection in
+            try connection.execute(
+                """
+                SELECT t.name || ' ' || p.privilege
+                FROM unnest(ARRAY['operators', 'operator_links', 'console_sessions', 'operator_tokens']) AS t(name)
+                CROSS JOIN unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p(privilege)
+                WHERE has_table_privilege(t.name, p.privilege) ORDER BY 1
+                """
+            ).rows.map { try $0.string(0) }
+        }
+        XCTAssertEqual(
+            rights,
+            [
+                "console_sessions DELETE", "console_sessions INSERT", "console_sessions SELECT", "operator_links DELETE",
+                "operator_links SELECT", "operator_tokens SELECT", "operators SELECT",
+            ]
+        )
+        let columns = try await pool.withConnection { connection in
+            try connection.execute(
+                """
+                SELECT c FROM unnest(ARRAY['name', 'password_hash', 'created_at']) AS c
+                WHERE has_column_privilege('operators', c, 'UPDATE') ORDER BY 1
+                """
+            ).rows.map { try $0.string(0) }
+        }
+        XCTAssertEqual(columns, ["password_hash"])
+        for statement in [
+            "INSERT INTO operators (name) VALUES ('mallory')", "DELETE FROM operators",
+            "INSERT INTO operator_tokens (token_hash, name) VALUES (sha256('x'), 'mallory')",
+        ] {
+            do {
+                try await pool.withConnection { _ = try $0.execute(statement) }
+                XCTFail("the runtime role ran: \(statement)")
+            } catch let error as PostgresError {
+                XCTAssertEqual(error.sqlState, "42501", "\(error)")
+            }
+        }
+    }
+
     /// Every table but the log, the migrations' record, photos and chat photos (above) and walk
     /// routes (which are inserted, read and deleted, never rewritten, like photos) is the runtime's to
     /// read and write, including tables created later by the owner (new migrations, rebuilds).
@@ -130,7 +173,8 @@ final class LeastPrivilegeTests: XCTestCase {
                 FROM pg_class c
                 CROSS JOIN unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) AS p(privilege)
                 WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
-                  AND c.relname NOT IN ('events', 'schema_migrations', 'photos', 'walk_routes', 'chat_photos')
+                  AND c.relname NOT IN ('events', 'schema_migrations', 'photos', 'walk_routes', 'chat_photos', 'operators',
+                                        'operator_links', 'console_sessions', 'operator_tokens')
                   AND NOT has_table_privilege(c.oid, p.privilege)
                 ORDER BY 1
                 """

@@ -15,10 +15,25 @@ final class OpenAPIDriftTests: XCTestCase {
         )
         // Hummingbird's own route list; its paths print parameters as `{name}`, as OpenAPI does.
         let router = buildRouter(services, handler: .init(log: services.log, sealer: TestDatabase.sealer))
-        let served = Set(router.routes.map { OpenAPIDocument.Operation(method: $0.method.rawValue, path: $0.path.description) })
+        let routes = Set(router.routes.map { OpenAPIDocument.Operation(method: $0.method.rawValue, path: $0.path.description) })
+        // The console's HTML pages are for browsers, not the JSON API: only they are left out.
+        let served = routes.filter { OpenAPIDocument.describes($0.path) }
+        let pages = routes.subtracting(served)
+        XCTAssertTrue(pages.allSatisfy { $0.path.hasPrefix("/console") }, "\(pages)")
+        XCTAssertTrue(pages.contains(.init(method: "GET", path: "/console/reports")))
+        XCTAssertTrue(served.allSatisfy { !$0.path.hasPrefix("/console") })
         let documented = Set(try OpenAPIDocument.operations())
+        XCTAssertTrue(documented.allSatisfy { OpenAPIDocument.describes($0.path) }, "the document describes no console page")
         XCTAssertFalse(served.isEmpty)
         XCTAssertEqual(served.subtracting(documented).sorted(), [], "routes missing from openapi.json")
         XCTAssertEqual(documented.subtracting(served).sorted(), [], "documented operations the router does not serve")
+    }
+
+    func testOnlyWholeConsoleSegmentsAreLeftOut() {
+        XCTAssertFalse(OpenAPIDocument.describes("/console"))
+        XCTAssertFalse(OpenAPIDocument.describes("/console/users/{id}"))
+        XCTAssertTrue(OpenAPIDocument.describes("/consoles"))
+        XCTAssertTrue(OpenAPIDocument.describes("/v1/admin/reports"))
+        XCTAssertTrue(OpenAPIDocument.describes("/v1/console"))
     }
 }

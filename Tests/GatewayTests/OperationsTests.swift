@@ -105,7 +105,7 @@ final class OperationsTests: XCTestCase {
             let projectors = reply.json["projectors"] as? [[String: Any]] ?? []
             XCTAssertEqual(
                 Set(projectors.compactMap { $0["name"] as? String }),
-                ["profiles", "mates", "mate_requests", "walks", "notifications", "safety", "walk_logs", "chats"]
+                ["profiles", "mates", "mate_requests", "walks", "notifications", "safety", "walk_logs", "chats", "audit"]
             )
             XCTAssertNotNil(reply.json["head"] as? String)
         }
