@@ -347,6 +347,7 @@ struct ConsoleController {
                 "reason": row.reason,
                 "note": row.note,
                 "walkMessage": row.walkMessage,
+                "messageText": row.messageText,
                 "open": row.status == "open",
                 "status": row.status,
                 "created": iso(row.createdAt),

@@ -37,6 +37,8 @@ public struct ConsoleReportRow: Sendable {
     public var note: String?
     /// The reported walk's message, while the walk is in the read model.
     public var walkMessage: String?
+    /// The reported chat message's text, while it is readable (not unsent, not erased).
+    public var messageText: String?
     public var status: String
     public var createdAt: Date
     /// Where an oldest-first list continues after this row.
@@ -68,9 +70,10 @@ public struct ConsoleUser: Sendable {
 public enum ConsoleQueries {
     static let reportSelect = """
         SELECT r.report_id, r.reporter, r.reported, \(ConsoleCard.columns("a")), \(ConsoleCard.columns("b")), r.reason, r.note,
-               w.message, r.status, (extract(epoch FROM r.created_at) * 1000000)::bigint
+               w.message, r.status, (extract(epoch FROM r.created_at) * 1000000)::bigint, m.text
         FROM reports r LEFT JOIN profiles a ON a.user_id = r.reporter LEFT JOIN profiles b ON b.user_id = r.reported
         LEFT JOIN walks w ON w.walk_id = r.walk_id
+        LEFT JOIN chat_messages m ON m.message_id = r.message_id AND NOT m.unsent
         """
 
     static let openReportsSQL = """
@@ -117,6 +120,7 @@ public enum ConsoleQueries {
         let message = reader.optionalString()
         let status = try reader.string()
         let key = TimeKey(micros: try reader.int64(), id: id)
+        let messageText = reader.optionalString()
         return ConsoleReportRow(
             reportID: id,
             reporter: reporter,
@@ -124,6 +128,7 @@ public enum ConsoleQueries {
             reason: reason,
             note: note,
             walkMessage: message,
+            messageText: messageText,
             status: status,
             createdAt: key.date,
             key: key

@@ -182,6 +182,49 @@ final class ConsoleRoutesTests: XCTestCase {
         }
     }
 
+    func testAReportedMessageIsShownAsTextUntilUnsent() async throws {
+        try await GatewayFixture("console_message").run { client in
+            let ann = try await client.signUp("cmann")
+            let bob = try await client.signUp("cmbob")
+            try await client.makeMates(ann, bob)
+            let sent = try await client.send(
+                .post,
+                "/v1/chats/\(ann.id)/messages",
+                token: bob.token,
+                json: #"{"text": "<i>Wombatrude</i> 7"}"#
+            )
+            XCTAssertEqual(sent.status, 201, sent.text)
+            let messageID = try XCTUnwrap(sent.json["message_id"] as? String)
+            let filed = try await client.send(
+                .post,
+                "/v1/reports",
+                token: ann.token,
+                json: #"{"user_id": "\#(bob.id)", "reason": "harassment", "message_id": "\#(messageID)"}"#
+            )
+            XCTAssertEqual(filed.status, 201, filed.text)
+            let reportID = try XCTUnwrap(filed.json["report_id"] as? String)
+            let mina = try await Self.signIn(client)
+            var page = try await client.send(.get, "/console/reports", headers: mina.headers)
+            for _ in 0..<50 where !page.text.contains("Wombatrude") {
+                try await Task.sleep(nanoseconds: 100_000_000)
+                page = try await client.send(.get, "/console/reports", headers: mina.headers)
+            }
+            XCTAssertEqual(page.status, 200)
+            XCTAssertTrue(page.text.contains("&lt;i&gt;Wombatrude&lt;/i&gt; 7"), page.text)
+            XCTAssertFalse(page.text.contains("<i>Wombatrude"))
+
+            let unsent = try await client.send(.delete, "/v1/chats/\(ann.id)/messages/\(messageID)", token: bob.token)
+            XCTAssertEqual(unsent.status, 200, unsent.text)
+            for _ in 0..<50 where page.text.contains("Wombatrude") {
+                try await Task.sleep(nanoseconds: 100_000_000)
+                page = try await client.send(.get, "/console/reports", headers: mina.headers)
+            }
+            XCTAssertEqual(page.status, 200)
+            XCTAssertTrue(page.text.contains(reportID))
+            XCTAssertFalse(page.text.contains("Wombatrude"), "an unsent message's text is shown to operators")
+        }
+    }
+
     func testFormsNeedTheirCSRFTokenAndThisSitesOrigin() async throws {
         try await GatewayFixture("console_csrf").run { client in
             let (_, ben, reportID) = try await Self.reported(client)
