@@ -21,7 +21,10 @@ final class ChatReportTests: XCTestCase {
             )
             XCTAssertEqual(filed.status, 201, filed.text)
             let reportID = try XCTUnwrap(filed.json["report_id"] as? String)
-            XCTAssertEqual(try client.sql("SELECT message_id::text FROM reports WHERE report_id = '\(reportID)'"), [[messageID]])
+            // The reports read model follows the log: wait for the projector, then check the row.
+            let stored = "SELECT message_id::text FROM reports WHERE report_id = '\(reportID)'"
+            for _ in 0..<100 where try client.sql(stored).isEmpty { try await Task.sleep(nanoseconds: 50_000_000) }
+            XCTAssertEqual(try client.sql(stored), [[messageID]])
 
             let open = try await client.send(
                 .get,
