@@ -37,6 +37,9 @@ public enum TestDatabase {
         try cluster.withLock { cluster in
             if let cluster { return cluster }
             let directory = "/tmp/sniffmeet-test-\(getpid())"
+            // Process ids are reused: a folder of this name was left by an earlier process that
+            // did not reach its exit handler (killed), with that run's schema. It is not ours.
+            try? FileManager.default.removeItem(atPath: directory)
             let server = try EmbeddedPostgres(.init(dataDirectory: directory, durable: false))
             try server.start()
             atexit {
