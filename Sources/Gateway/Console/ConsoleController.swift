@@ -83,10 +83,14 @@ struct ConsoleController {
         let password = form["password"] ?? ""
         let address = request.clientAddress(context, trustForwardedFor: services.configuration.trustForwardedFor)
         guard limiter.allows(name: name, address: address) else { throw ConsoleError.tooManyTries }
-        let stored = try await services.gate.withConnection(services.pool) { try OperatorStore.passwordHash(of: name, on: $0) }
-        // Unknown names cost a hash too, so the answer's time does not tell which names exist.
-        let matches = PasswordHash.verify(password, against: stored ?? PasswordHash.decoy)
-        guard stored != nil, matches else {
+        // scrypt takes tens of milliseconds of CPU: it runs on the connection's thread with the
+        // read, never on Swift's cooperative threads. Unknown names cost a hash too, so the
+        // answer's time does not tell which names exist.
+        let matches = try await services.gate.withConnection(services.pool) { connection in
+            let stored = try OperatorStore.passwordHash(of: name, on: connection)
+            return PasswordHash.verify(password, against: stored ?? PasswordHash.decoy) && stored != nil
+        }
+        guard matches else {
             limiter.failed(name: name, address: address)
             return pages.page("sign-in", title: "Sign in", session: nil, status: .unauthorized, ["failed": true, "name": name])
         }
