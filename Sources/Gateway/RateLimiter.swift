@@ -87,15 +87,10 @@ public final class RateLimiter: Sendable {
         case messages(UUID)
     }
 
-    private struct Bucket {
-        var tokens: Double
-        var updated: ContinuousClock.Instant
-    }
-
     public let budgets: Budgets
     /// Buckets kept at most; past that, full (idle) buckets are forgotten first.
     let capacity: Int
-    private let buckets = Mutex<[Client: Bucket]>([:])
+    private let buckets = Mutex<[Client: TokenBucket]>([:])
 
     public init(budgets: Budgets, capacity: Int = 100_000) {
         self.budgets = budgets
@@ -118,10 +113,8 @@ public final class RateLimiter: Sendable {
         guard let budget else { return }
         let wait = buckets.withLock { buckets -> Double? in
             if buckets.count >= capacity, buckets[client] == nil { forgetIdle(&buckets, now: now) }
-            var bucket = buckets[client] ?? Bucket(tokens: budget.burst, updated: now)
-            let elapsed = Self.seconds(now - bucket.updated)
-            bucket.tokens = min(budget.burst, bucket.tokens + elapsed * budget.perSecond)
-            bucket.updated = now
+            var bucket = buckets[client] ?? TokenBucket(tokens: budget.burst, updated: now)
+            bucket = TokenBucket(tokens: bucket.level(at: now, budget), updated: now)
             defer { buckets[client] = bucket }
             guard bucket.tokens >= 1 else { return (1 - bucket.tokens) / budget.perSecond }
             bucket.tokens -= 1
@@ -132,7 +125,7 @@ public final class RateLimiter: Sendable {
 
     /// Drops buckets that have refilled completely (they hold nothing a new bucket would not);
     /// if every bucket is busy, starts over rather than grow without bound.
-    private func forgetIdle(_ buckets: inout [Client: Bucket], now: ContinuousClock.Instant) {
+    private func forgetIdle(_ buckets: inout [Client: TokenBucket], now: ContinuousClock.Instant) {
         let longestRefill =
             [budgets.ip, budgets.signUp, budgets.user, budgets.nicknames].compactMap { $0 }.map { $0.burst / $0.perSecond }.max() ?? 0
         buckets = buckets.filter { Self.seconds(now - $0.value.updated) < longestRefill }
@@ -141,5 +134,17 @@ public final class RateLimiter: Sendable {
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// A token bucket: `tokens` as of `updated`, refilled at a budget's rate up to its burst.
+/// `RateLimiter` keeps one per client; the console's sign-in limit one per name and address.
+struct TokenBucket {
+    var tokens: Double
+    var updated: ContinuousClock.Instant
+
+    /// The tokens held at `now`.
+    func level(at now: ContinuousClock.Instant, _ budget: RateLimiter.Budget) -> Double {
+        min(budget.burst, tokens + RateLimiter.seconds(now - updated) * budget.perSecond)
     }
 }

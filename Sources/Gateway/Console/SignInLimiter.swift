@@ -1,27 +1,21 @@
 import Foundation
 import Synchronization
 
-/// Budgets of failed sign-ins per operator name and per address (a token bucket each): a
+/// Budgets of failed sign-ins per operator name and per address (a `TokenBucket` each): a
 /// guessed password costs a token from both, and an empty bucket refuses further tries, right
-/// or wrong, until it refills. Per process, like the other rate limits.
+/// or wrong, until it refills. Per process, like the other rate limits. Unlike `RateLimiter`,
+/// a try is only checked; what it spends is decided by its outcome.
 final class SignInLimiter: Sendable {
     enum Key: Hashable {
         case name(String)
         case address(String)
     }
 
-    struct Bucket {
-        var tokens: Double
-        var at: ContinuousClock.Instant
-    }
-
-    let burst: Double
-    let refill: Double
-    private let buckets = Mutex<[Key: Bucket]>([:])
+    let budget: RateLimiter.Budget
+    private let buckets = Mutex<[Key: TokenBucket]>([:])
 
     init(burst: Double, refillPerSecond: Double) {
-        self.burst = burst
-        self.refill = refillPerSecond
+        self.budget = RateLimiter.Budget(burst: burst, perSecond: refillPerSecond)
     }
 
     /// True when both the name and the address may still try.
@@ -36,15 +30,12 @@ final class SignInLimiter: Sendable {
         buckets.withLock { buckets in
             if buckets.count > 100_000 { buckets.removeAll() }  // bounded memory under a flood
             for key in [Key.name(name), .address(address)] {
-                buckets[key] = Bucket(tokens: max(0, level(buckets[key], now: now) - 1), at: now)
+                buckets[key] = TokenBucket(tokens: max(0, level(buckets[key], now: now) - 1), updated: now)
             }
         }
     }
 
-    private func level(_ bucket: Bucket?, now: ContinuousClock.Instant) -> Double {
-        guard let bucket else { return burst }
-        let elapsed = now - bucket.at
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return min(burst, bucket.tokens + seconds * refill)
+    private func level(_ bucket: TokenBucket?, now: ContinuousClock.Instant) -> Double {
+        bucket?.level(at: now, budget) ?? budget.burst
     }
 }
