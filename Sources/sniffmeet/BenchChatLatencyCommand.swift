@@ -228,15 +228,7 @@ private final class StreamReaders: @unchecked Sendable {
 
     init(receivers: [BenchChatLatencyCommand.Account], port: Int) throws {
         streams = try receivers.map { receiver in
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard descriptor >= 0, connected == 0 else { throw BenchHTTPClient.Failure(description: "stream connect failed") }
+            let descriptor = try BenchHTTPClient.connectLoopback(port: port)
             let request = Array(
                 "GET /v1/me/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(receiver.token)\r\nAccept: text/event-stream\r\n\r\n"
                     .utf8

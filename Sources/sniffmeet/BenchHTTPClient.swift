@@ -21,7 +21,14 @@ final class BenchHTTPClient {
     }
 
     init(port: Int) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        descriptor = try Self.connectLoopback(port: port)
+        var yes: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// A blocking TCP socket connected to 127.0.0.1:`port` (closed again when the connect fails).
+    static func connectLoopback(port: Int) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -35,8 +42,7 @@ final class BenchHTTPClient {
             close(descriptor)
             throw Failure(description: "connect to port \(port): \(message)")
         }
-        var yes: Int32 = 1
-        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+        return descriptor
     }
 
     deinit { close(descriptor) }
