@@ -219,12 +219,12 @@ struct ConsoleController {
             [
                 "head": head.description,
                 "projectors": statuses.map { status in
-                    ([
+                    ConsoleView([
                         "name": status.name, "state": status.progress.rawValue.replacingOccurrences(of: "_", with: " "),
                         "checkpoint": status.checkpoint.description,
                         "lagEvents": status.lagEvents, "lagSeconds": String(format: "%.1f", status.lagSeconds),
                         "error": status.lastError, "behind": status.lagEvents > 0,
-                    ] as [String: Any?]).present
+                    ])
                 },
             ]
         )
@@ -239,10 +239,10 @@ struct ConsoleController {
             [
                 "configured": services.configuration.apns != nil,
                 "states": ["pending", "retrying", "delivered", "failed", "dropped"].map {
-                    ["state": $0, "count": summary.counts[$0] ?? 0]
+                    ConsoleView(["state": $0, "count": summary.counts[$0] ?? 0])
                 },
                 "oldestWaiting": String(format: "%.0f", summary.oldestWaitingSeconds),
-                "failures": summary.failures.map { ["reason": $0.reason, "count": $0.count] as [String: Any] },
+                "failures": summary.failures.map { ConsoleView(["reason": $0.reason, "count": $0.count]) },
             ]
         )
     }
@@ -327,8 +327,8 @@ struct ConsoleController {
 
     static func cursorText(_ key: TimeKey) -> String { "\(key.micros).\(key.id.lowercasedString)" }
 
-    static func card(_ card: ConsoleCard) -> [String: Any] {
-        ([
+    static func card(_ card: ConsoleCard) -> ConsoleView {
+        ConsoleView([
             "id": card.userID.lowercasedString,
             "dogName": card.dogName ?? "(no profile)",
             "nickname": card.nickname ?? "",
@@ -338,13 +338,13 @@ struct ConsoleController {
             // allows images from this site only).
             "photo": card.profileImage.flatMap(UUID.init(uuidString:)).map { "/v1/photos/\($0.lowercasedString)/thumbnail" },
             "suspended": card.suspended,
-        ] as [String: Any?]).present
+        ])
     }
 
-    static func report(_ row: ConsoleReportRow, now: Date) -> [String: Any] {
+    static func report(_ row: ConsoleReportRow, now: Date) -> ConsoleView {
         let age = now.timeIntervalSince(row.createdAt)
         return
-            ([
+            ConsoleView([
                 "id": row.reportID.lowercasedString,
                 "reporter": card(row.reporter),
                 "reported": card(row.reported),
@@ -357,17 +357,17 @@ struct ConsoleController {
                 "created": iso(row.createdAt),
                 "age": ageText(age),
                 "overdue": age > 24 * 3600,
-            ] as [String: Any?]).present
+            ])
     }
 
-    static func action(_ row: OperatorActionRow) -> [String: Any] {
-        ([
+    static func action(_ row: OperatorActionRow) -> ConsoleView {
+        ConsoleView([
             "operator": row.operatorName,
             "action": row.action,
             "user": row.userID.lowercasedString,
             "report": row.reportID?.lowercasedString,
             "at": iso(row.at),
-        ] as [String: Any?]).present
+        ])
     }
 
     static func iso(_ date: Date) -> String {
@@ -380,12 +380,6 @@ struct ConsoleController {
         if minutes < 48 * 60 { return "\(minutes / 60) h \(minutes % 60) min" }
         return "\(minutes / (24 * 60)) days"
     }
-}
-
-extension Dictionary where Key == String, Value == Any? {
-    /// The entries that have a value: a template's section or variable is then absent, not the
-    /// text "nil" (the renderer does not look inside an optional hidden in `Any`).
-    var present: [String: Any] { compactMapValues { $0 } }
 }
 
 extension PasswordHash {

@@ -5,7 +5,7 @@ import Mustache
 import NIOCore
 
 /// The console's templates (`Console/Templates/*.mustache`, read once) and stylesheet, and the
-/// answers made of them. `{{ }}` escapes HTML; templates never use `{{{ }}}`, so everything a
+/// answers made of them, rendered from `ConsoleView`s. `{{ }}` escapes HTML; templates never use `{{{ }}}`, so everything a
 /// user wrote shows as text.
 struct ConsolePages: Sendable {
     let library: MustacheLibrary
@@ -15,10 +15,12 @@ struct ConsolePages: Sendable {
         guard let resources = Bundle.module.resourceURL else { throw ConsoleError.notFound }
         let templates = resources.appendingPathComponent("Templates")
         let css = resources.appendingPathComponent("Static/console.css")
+        MustacheContentTypes.register(ConsoleHTML(), named: ConsoleHTML.name)
         var library = MustacheLibrary()
         for file in try FileManager.default.contentsOfDirectory(atPath: templates.path) where file.hasSuffix(".mustache") {
             let text = try String(contentsOf: templates.appendingPathComponent(file), encoding: .utf8)
-            try library.register(text, named: String(file.dropLast(".mustache".count)))
+            // Every template (a partial starts with the renderer's own HTML escaping) escapes with `ConsoleHTML`.
+            try library.register("{{% CONTENT_TYPE: \(ConsoleHTML.name)}}\n" + text, named: String(file.dropLast(".mustache".count)))
         }
         self.library = library
         self.stylesheet = ByteBuffer(data: try Data(contentsOf: css))
@@ -30,18 +32,22 @@ struct ConsolePages: Sendable {
         title: String,
         session: OperatorStore.Session?,
         status: HTTPResponse.Status = .ok,
-        _ values: [String: Any] = [:]
+        _ values: [String: Any?] = [:]
     ) -> Response {
-        var context = values
-        context["title"] = title
-        if let session {
-            context["operator"] = session.name
-            context["csrf"] = session.csrfToken
-        }
-        let html = library.render(context, withTemplate: template) ?? "<!doctype html><title>SniffMeet console</title><p>Missing page."
+        let html = html(template, title: title, session: session, values)
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// The HTML of page `template` with `values` and the frame's values.
+    func html(_ template: String, title: String, session: OperatorStore.Session?, _ values: [String: Any?]) -> String {
+        var context = values
+        context["title"] = title
+        context["operator"] = session?.name
+        context["csrf"] = session?.csrfToken
+        return library.render(ConsoleView(context), withTemplate: template)
+            ?? "<!doctype html><title>SniffMeet console</title><p>Missing page."
     }
 
     /// An error as a page.
