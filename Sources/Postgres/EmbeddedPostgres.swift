@@ -264,10 +264,21 @@ public final class EmbeddedPostgres: Sendable {
         try handle.close()
     }
 
+    /// `SNIFFMEET_EMBEDDED_PRELOAD`: server libraries to load at start, for diagnosis
+    /// (`pg_stat_statements` in `scripts/bench-http`'s `PG_STATEMENTS=1`); names only, since the
+    /// value reaches pg_ctl's shell.
+    static var preloadLibraries: String? {
+        guard let value = ProcessInfo.processInfo.environment["SNIFFMEET_EMBEDDED_PRELOAD"], !value.isEmpty,
+            value.utf8.allSatisfy({ ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ",") })
+        else { return nil }
+        return value
+    }
+
     /// The postmaster's options; pg_ctl hands them to a shell, hence the quoting.
     private var serverOptions: String {
         var serverOptions = "-k " + Self.shellQuoted(socketDirectory)
         if !options.durable { serverOptions += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
+        if let preload = Self.preloadLibraries { serverOptions += " -c shared_preload_libraries=" + preload }
         return serverOptions
     }
 

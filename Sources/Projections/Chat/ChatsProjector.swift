@@ -69,7 +69,7 @@ public struct ChatsProjector: Projector {
                 INSERT INTO push_outbox (push_id, notification_id, user_id, session_id, entry_at)
                 SELECT gen_random_uuid(), e.id, e.to_user, s.session_id, e.at
                 FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[]) AS e(id, to_user, at)
-                JOIN sessions s ON s.user_id = e.to_user AND s.device_token_mac IS NOT NULL
+                \(PushOutboxWriter.devices(of: "e.to_user"))
                 WHERE e.at > now() - make_interval(secs => $4)
                 ON CONFLICT (notification_id, session_id) DO NOTHING
                 """,
