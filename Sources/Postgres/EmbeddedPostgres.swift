@@ -268,10 +268,9 @@ public final class EmbeddedPostgres: Sendable {
     /// (`pg_stat_statements` in `scripts/bench-http`'s `PG_STATEMENTS=1`); names only, since the
     /// value reaches pg_ctl's shell.
     static var preloadLibraries: String? {
-        guard let value = ProcessInfo.processInfo.environment["SNIFFMEET_EMBEDDED_PRELOAD"], !value.isEmpty,
-            value.utf8.allSatisfy({ ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ",") })
-        else { return nil }
-        return value
+        guard let value = ProcessInfo.processInfo.environment["SNIFFMEET_EMBEDDED_PRELOAD"], !value.isEmpty else { return nil }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz_,".utf8)
+        return value.utf8.allSatisfy(allowed.contains) ? value : nil
     }
 
     /// The postmaster's options; pg_ctl hands them to a shell, hence the quoting.
