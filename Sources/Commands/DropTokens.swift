@@ -12,7 +12,11 @@ enum DropTokens {
     static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     static func store(hash: Data, user: UUID, expiresAt: Date, on connection: Connection) throws {
-        try connection.execute("INSERT INTO drop_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)", [hash, user, expiresAt])
+        try connection.execute(
+            "INSERT INTO drop_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)",
+            [hash, user, expiresAt],
+            prepared: true
+        )
     }
 
     /// The presented token as the domain sees it. Not locked: two requests that both find it

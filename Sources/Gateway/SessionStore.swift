@@ -88,7 +88,8 @@ public struct SessionStore: Sendable {
             guard
                 let row = try connection.execute(
                     "SELECT session_id, user_id, last_seen_at < now() - interval '1 minute' FROM sessions WHERE token_hash = $1",
-                    [digest]
+                    [digest],
+                    prepared: true
                 ).first
             else { return nil }
             let caller = Caller(user: try row.uuid(1), session: try row.uuid(0))

@@ -162,7 +162,7 @@ public final class DataKeys: Sendable {
     /// Which of `users` are erased now, as the table says. One cheap count per call; the
     /// erased ids are re-read only when the count moved.
     public func erasedUsers(among users: some Sequence<UUID>, on connection: Connection) throws -> Set<UUID> {
-        let count = try connection.execute("SELECT count(*) FROM data_keys WHERE sealed_key IS NULL").first!.int64(0)
+        let count = try connection.execute("SELECT count(*) FROM data_keys WHERE sealed_key IS NULL", prepared: true).first!.int64(0)
         let known = erased.withLock { $0 }
         var set = known.users
         if Int(count) != known.count {

@@ -37,6 +37,32 @@ final class AppendTests: XCTestCase {
         XCTAssertEqual(try JSONSerialization.jsonObject(with: events[2].data) as? [String: Int], ["n": 3])
     }
 
+    /// One to four streams are read with scalar parameters, more with arrays: both give each
+    /// stream's events after its version, in version order, and an entry for every stream asked.
+    func testReadingSeveralStreamsAfterTheirVersions() async throws {
+        for stream in (1...6).map({ "walker-\($0)" }) {
+            _ = try await log.append(
+                commandID: nil,
+                expectations: [stream: .noStream],
+                events: (1...3).map { event(stream, "step", $0) }
+            )
+        }
+        for count in [1, 2, 3, 4, 5, 6] {
+            var asked: [String: Int64] = [:]
+            for index in 1...count { asked["walker-\(index)"] = Int64(index % 4) }
+            asked["nobody-\(count)"] = 0
+            let question = asked
+            let read = try await pool.withConnection { try EventLog.readStreams(on: $0, after: question) }
+            XCTAssertEqual(Set(read.keys), Set(asked.keys), "\(count) streams")
+            XCTAssertEqual(read["nobody-\(count)"]?.count, 0)
+            for index in 1...count {
+                let after = Int64(index % 4)
+                XCTAssertEqual(read["walker-\(index)"]?.map(\.version), after < 3 ? Array((after + 1)...3) : [], "\(count) streams")
+                XCTAssertTrue(read["walker-\(index)"]?.allSatisfy { $0.stream == "walker-\(index)" } ?? false)
+            }
+        }
+    }
+
     func testExpectedVersionsAreEnforced() async throws {
         _ = try await log.append(commandID: nil, expectations: ["s": .noStream], events: [event("s")])
         do {
