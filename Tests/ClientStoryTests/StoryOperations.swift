@@ -21,6 +21,22 @@ struct StoryIDs: Sendable {
     var notification: String
     var dropToken: String
     var transferCode: String
+    /// A sign-up's nickname.
+    var nickname = "newbie"
+
+    /// Ids that are no UUIDs.
+    static func notUUIDs() -> StoryIDs {
+        StoryIDs(
+            mate: "nobody",
+            request: "nothing",
+            walk: "nowalk",
+            message: "nomessage",
+            walkLog: "nolog",
+            notification: "nonotice",
+            dropToken: "no-such-drop-token",
+            transferCode: "AAAAAAAAAAAAAAAAAAAAAAAAAA"
+        )
+    }
 
     static func random() -> StoryIDs {
         let id = { UUID().uuidString.lowercased() }
@@ -42,7 +58,9 @@ struct StoryIDs: Sendable {
 struct Answered: Equatable, CustomStringConvertible {
     var status: Int
     var code: String?
-    var description: String { code.map { "\(status) \($0)" } ?? "\(status)" }
+    /// The status is not among the operation's documented ones (the generated `undocumented` case).
+    var undocumented = false
+    var description: String { undocumented ? "\(status) (undocumented)" : code.map { "\(status) \($0)" } ?? "\(status)" }
 
     /// The status of each case name the generator gives an answer.
     static let statuses = [
@@ -57,7 +75,15 @@ struct Answered: Equatable, CustomStringConvertible {
     }
 
     init(_ output: Any) {
-        let label = Mirror(reflecting: output).children.first?.label ?? "?"
+        let answer = Mirror(reflecting: output).children.first
+        let label = answer?.label ?? "?"
+        if label == "undocumented", let status = answer.flatMap({ Mirror(reflecting: $0.value).children.first?.value as? Int }) {
+            // An answer whose status the document does not list for this operation.
+            self.status = status
+            code = nil
+            undocumented = true
+            return
+        }
         status = Self.statuses[label] ?? -1
         code = errorAnswer(output)?.error.error.code
     }
@@ -75,7 +101,7 @@ enum StoryOperations {
     static let calls: [(operation: String, call: Call)] = [
         // Onboarding, the profile.
         ("nicknameAvailability", { c, _ in try await c.nicknameAvailability(path: .init(nickname: "newbie")) }),
-        ("signUp", { c, _ in try await c.signUp(body: .json(ClientStoryTests.profile("n\(UInt16.random(in: 0...9999))"))) }),
+        ("signUp", { c, ids in try await c.signUp(body: .json(ClientStoryTests.profile(ids.nickname))) }),
         ("getMe", { c, _ in try await c.getMe() }),
         ("updateMe", { c, _ in try await c.updateMe(body: .json(.init(dogName: "Bori III"))) }),
         // Drop token, mate request, accept or decline or cancel.
@@ -178,6 +204,8 @@ enum StoryOperations {
 /// the generated code, so it decodes as the operation's documented error answer.
 struct Tamper: ClientMiddleware {
     var headers: [String: String] = [:]
+    /// An `Idempotency-Key` of this prefix and the operation's id: one key per operation.
+    var keyPerOperation: String?
     var body: (@Sendable (Data) -> Data)?
 
     func intercept(
@@ -189,6 +217,7 @@ struct Tamper: ClientMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request
         for (name, value) in headers { request.headerFields[HTTPField.Name(name)!] = value }
+        if let keyPerOperation { request.headerFields[HTTPField.Name("Idempotency-Key")!] = "\(keyPerOperation)-\(operationID)" }
         guard let change = self.body, [.post, .put, .patch].contains(request.method) else {
             return try await next(request, body, baseURL)
         }
