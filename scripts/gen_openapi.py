@@ -357,7 +357,6 @@ paths = {
                                         "included. This token stops working.",
                             answers={"204": no_content("Deleted.", LOGPOS)},
                             errors={"404": err("Already deleted.", "not_found"), "503": SETTLING_503,
-                                    "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use"),
                                     "422": err("This Idempotency-Key came with another command (whose answer is no longer "
                                                "kept): nothing was deleted.", "idempotency_key_reused")})},
     "/v1/me/device-token": {
