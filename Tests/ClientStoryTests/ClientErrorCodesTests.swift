@@ -16,7 +16,9 @@ final class ClientErrorCodesTests: XCTestCase {
         try await fixture.run { server in
             // A repeated sign-up never shows its token again.
             let phone = Phone(server)
-            let signUp = { try await phone.client.signUp(headers: .init(idempotencyKey: "sign-up-1"), body: .json(ClientStoryTests.profile("bori"))) }
+            let signUp = {
+                try await phone.client.signUp(headers: .init(idempotencyKey: "sign-up-1"), body: .json(ClientStoryTests.profile("bori")))
+            }
             let signedUp = try await signUp().created.body.json
             reached.expect(try await signUp(), "signUp", "conflict", "already_registered")
             let (bori, boriID) = (phone, signedUp.userId)
@@ -25,14 +27,21 @@ final class ClientErrorCodesTests: XCTestCase {
             // Nor does a repeated sign-in.
             let code = try await bori.client.newTransferCode().created.body.json.transferCode
             let second = Phone(server)
-            let signIn = { try await second.client.signIn(headers: .init(idempotencyKey: "sign-in-1"), body: .json(.init(transferCode: code))) }
+            let signIn = {
+                try await second.client.signIn(headers: .init(idempotencyKey: "sign-in-1"), body: .json(.init(transferCode: code)))
+            }
             _ = try await signIn().created
             reached.expect(try await signIn(), "signIn", "conflict", "already_registered")
 
             // An expired code (spent all the same).
             let late = try await bori.client.newTransferCode().created.body.json.transferCode
             try fixture.sql("UPDATE transfer_codes SET expires_at = now() - interval '1 second'")
-            reached.expect(try await Phone(server).client.signIn(body: .json(.init(transferCode: late))), "signIn", "gone", "transfer_code_expired")
+            reached.expect(
+                try await Phone(server).client.signIn(body: .json(.init(transferCode: late))),
+                "signIn",
+                "gone",
+                "transfer_code_expired"
+            )
 
             // A suspended account's code.
             let suspended = try await bori.client.newTransferCode().created.body.json.transferCode
@@ -48,7 +57,12 @@ final class ClientErrorCodesTests: XCTestCase {
             // A cursor that no page handed out.
             let coco = Phone(server)
             _ = try await ClientStoryTests.signUp(coco, "coco")
-            reached.expect(try await coco.client.listSessions(query: .init(cursor: "not a cursor")), "listSessions", "badRequest", "validation_failed")
+            reached.expect(
+                try await coco.client.listSessions(query: .init(cursor: "not a cursor")),
+                "listSessions",
+                "badRequest",
+                "validation_failed"
+            )
         }
         XCTAssertEqual(reached.all.sorted(), Self.signUpAndSignIn)
     }
@@ -83,10 +97,20 @@ final class ClientErrorCodesTests: XCTestCase {
             let drop = try await coco.client.newDropToken().created.body.json.dropToken
             let request = try await bori.client.requestMate(body: .json(.init(to: cocoID, dropToken: drop))).created.body.json.requestId
             reached.expect(try await bori.client.declineMate(path: .init(id: request)), "declineMate", "forbidden", "not_addressee")
-            reached.expect(try await coco.client.cancelMateRequest(path: .init(id: request)), "cancelMateRequest", "forbidden", "not_requester")
+            reached.expect(
+                try await coco.client.cancelMateRequest(path: .init(id: request)),
+                "cancelMateRequest",
+                "forbidden",
+                "not_requester"
+            )
             _ = try await coco.client.declineMate(path: .init(id: request)).ok
             reached.expect(try await coco.client.declineMate(path: .init(id: request)), "declineMate", "conflict", "not_pending")
-            reached.expect(try await bori.client.cancelMateRequest(path: .init(id: request)), "cancelMateRequest", "conflict", "not_pending")
+            reached.expect(
+                try await bori.client.cancelMateRequest(path: .init(id: request)),
+                "cancelMateRequest",
+                "conflict",
+                "not_pending"
+            )
         }
         XCTAssertEqual(reached.all.sorted(), Self.mateRequests)
     }
@@ -183,7 +207,12 @@ final class ClientErrorCodesTests: XCTestCase {
             )
             try age()
             // Was `204` with nothing deleted.
-            reached.expect(try await bori.client(tamper: profileKey).deleteMe(), "deleteMe", "unprocessableContent", "idempotency_key_reused")
+            reached.expect(
+                try await bori.client(tamper: profileKey).deleteMe(),
+                "deleteMe",
+                "unprocessableContent",
+                "idempotency_key_reused"
+            )
             let stillThere = try await bori.client.getMe().ok.body.json
             XCTAssertEqual(stillThere.dogName, "Bori II")
 

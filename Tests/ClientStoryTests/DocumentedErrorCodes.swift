@@ -52,6 +52,8 @@ enum DocumentedErrorCodes {
     /// The codes in backticks after the description's last "Codes: ".
     static func codes(in description: String) -> [String] {
         guard let range = description.range(of: "Codes: ", options: .backwards) else { return [] }
-        return description[range.upperBound...].split(separator: "`", omittingEmptySubsequences: false).enumerated().compactMap { $0.offset % 2 == 1 ? String($0.element) : nil }
+        return description[range.upperBound...].split(separator: "`", omittingEmptySubsequences: false).enumerated().compactMap {
+            $0.offset % 2 == 1 ? String($0.element) : nil
+        }
     }
 }
