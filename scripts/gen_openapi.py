@@ -356,7 +356,9 @@ paths = {
                                         "destroyed, so nothing it wrote stays readable anywhere in the database, the log "
                                         "included. This token stops working.",
                             answers={"204": no_content("Deleted.", LOGPOS)},
-                            errors={"404": err("Already deleted.", "not_found"), "503": SETTLING_503,
+                            errors={"404": err("Already deleted (by another of its sessions at the same time).",
+                                               "user_not_found"),
+                                    "503": SETTLING_503,
                                     "422": err("This Idempotency-Key came with another command (whose answer is no longer "
                                                "kept): nothing was deleted.", "idempotency_key_reused")})},
     "/v1/me/device-token": {

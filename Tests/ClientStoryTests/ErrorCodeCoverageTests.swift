@@ -11,7 +11,7 @@ final class ErrorCodeCoverageTests: XCTestCase {
         "editChatMessage edit_window_passed",
         // The deletion revokes the account's tokens in its own transaction: only two deletions
         // racing from two sessions of one account get here.
-        "deleteMe not_found",
+        "deleteMe user_not_found",
     ]
 
     /// (operation, code) pairs the tests of this target reach.

@@ -1146,7 +1146,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// Already deleted. Codes: `not_found`.
+            /// Already deleted (by another of its sessions at the same time). Codes: `user_not_found`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/404`.
             ///
