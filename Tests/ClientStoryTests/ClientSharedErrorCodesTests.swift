@@ -12,8 +12,8 @@ final class ClientSharedErrorCodesTests: XCTestCase {
     /// A token of the right shape that no session has.
     static let strangerToken = String(repeating: "x", count: 43)
 
-    /// Asserts that the operations answering `code` in `answers` are exactly those of
-    /// `answers` documented with it (less those `swept` leaves to other tests), each with its
+    /// Asserts that the operations answering `code` in `answers` are exactly the story's
+    /// operations documented with it (less those `swept` leaves to other tests), each with its
     /// documented status.
     static func assertSweep(_ code: String, _ answers: [String: Answered], file: StaticString = #filePath, line: UInt = #line) {
         let except = swept[code] ?? []
@@ -47,7 +47,7 @@ final class ClientSharedErrorCodesTests: XCTestCase {
         "not_caught_up": [],
         "invalid_json": [],
         "body_too_large": [],
-        // A bad cursor.
+        // A nickname too short (the story), a cursor no page handed out.
         "validation_failed": ["nicknameAvailability", "listSessions"],
         // A key of another command whose answer is gone: nothing deleted.
         "idempotency_key_reused": ["deleteMe"],
