@@ -212,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "ClientStoryTests",
             dependencies: [
-                "SniffMeetClient", "Gateway", "PostgresTesting",
+                "SniffMeetClient", "Gateway", "Postgres", "PostgresTesting",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

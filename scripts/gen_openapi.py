@@ -277,18 +277,20 @@ def shared(name, response):
     return {"$ref": f"#/components/responses/{name}"}
 UNAVAILABLE_NAMES = {CODES_503: "Unavailable", CODES_503 + ("not_caught_up",): "NotCaughtUp"}
 def operation(op_id, summary, answers, *, params=(), request_body=None, public=False, errors=None, codes_503=CODES_503,
-              rate_limited=True, database=True, description=None):
+              rate_limited=True, database=True, description=None, checks_values=True, anonymous=False):
     """An operation with its own answers plus the ones every route shares."""
     responses = dict(answers)
     errors = dict(errors or {})
-    takes_values = bool(params) or request_body is not None
+    takes_values = checks_values and (bool(params) or request_body is not None)
     if takes_values and "400" not in errors:
         errors["400"] = err("A header, query or path value out of range (Idempotency-Key, Min-Log-Position, cursor, "
                             "limit, ...)" + (", or a malformed body" if request_body is not None else "") +
                             "; `field` names it.", *(CODES_400_BODY if request_body is not None else CODES_400))
     if request_body is not None or any(p["name"] == "Idempotency-Key" for p in params):
         errors.setdefault("413", shared("BodyTooLarge", err("Body over 16 KiB.", "body_too_large")))
-    if any(p["name"] == "Idempotency-Key" for p in params):
+    # An anonymous request's key is scoped by the request itself (IdempotencyStore.anonymousScope):
+    # another request with the key is another scope, never `422`.
+    if any(p["name"] == "Idempotency-Key" for p in params) and not anonymous:
         errors.setdefault("422", shared("IdempotencyKeyReused", err("This Idempotency-Key came with a different request.",
                                                                     "idempotency_key_reused")))
     if not public:
@@ -310,6 +312,12 @@ def operation(op_id, summary, answers, *, params=(), request_body=None, public=F
     return o
 
 READ_503 = CODES_503 + ("not_caught_up",)
+# Commands that first wait for the read models to include the whole log (who is tied to whom).
+SETTLING_503 = err("The database is down, too slow or overloaded, or the read models did not catch up with the log "
+                   "within 3 s; try again.", *READ_503, headers={"Retry-After": RETRY_AFTER})
+# Live streams are not cut by the request timeout.
+STREAM_503 = err("The database is down, too slow or overloaded; try again.", "unavailable", "overloaded",
+                 headers={"Retry-After": RETRY_AFTER})
 # Photos: raw image bytes in, JPEG out, cached for good.
 PHOTO_BODY = {"required": True, "description": "The image file as it is, at most 10 MiB.",
               "content": {t: {"schema": {"type": "string", "format": "binary"}}
@@ -324,7 +332,8 @@ def photo_answers(desc):
                     "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
             "304": {"description": "The client's copy (If-None-Match) is current.", "headers": PHOTO_HEADERS}}
 paths = {
-    "/v1/users": {"post": operation("signUp", "Sign up anonymously with the dog profile.", public=True, params=[IDEM],
+    "/v1/users": {"post": operation("signUp", "Sign up anonymously with the dog profile.", public=True, anonymous=True,
+        params=[IDEM],
         request_body=body(ref("SignUp")),
         answers={"201": ok("Registered; the only answer that ever shows this token.", ref("SignedUp"), LOGPOS, links={
             "Card": link("getCard", "The new user's card: `404` to anyone not connected to them (no hint that the user exists).",
@@ -338,14 +347,20 @@ paths = {
                          errors={"404": err("Profile not projected yet.", "not_found")}),
         "patch": operation("updateMe", "Change parts of my profile.", request_body=body(ref("ProfileChanges")),
                            answers={"200": ok("The changed profile.", ref("Profile"), LOGPOS)},
-                           errors={"404": err("No such user.", "not_found"), "409": err("The nickname is taken.", "nickname_taken")}),
+                           errors={"404": err("No such user.", "not_found"),
+                                   "409": err("The nickname is taken, or a request with this Idempotency-Key is still "
+                                              "running.", "nickname_taken", "idempotency_key_in_use")}),
         "delete": operation("deleteMe", "Delete my account at once and for good.",
                             description="Its sessions, drop tokens and stored answers are gone; mates are unpaired; pending "
                                         "requests and walks are cancelled; its nickname is free again. Its data key is "
                                         "destroyed, so nothing it wrote stays readable anywhere in the database, the log "
                                         "included. This token stops working.",
                             answers={"204": no_content("Deleted.", LOGPOS)},
-                            errors={"404": err("Already deleted.", "not_found")})},
+                            errors={"404": err("Already deleted (by another of its sessions at the same time).",
+                                               "user_not_found"),
+                                    "503": SETTLING_503,
+                                    "422": err("This Idempotency-Key came with another command (whose answer is no longer "
+                                               "kept): nothing was deleted.", "idempotency_key_reused")})},
     "/v1/me/device-token": {
         "put": operation("setDeviceToken", "Push to this session's device; a token another session held moves here.",
                          request_body=body(ref("DeviceToken")), answers={"204": no_content("Stored with this session.")}),
@@ -383,7 +398,8 @@ paths = {
         params=[IDEM],
         answers={"201": ok("Valid 10 minutes, single use.", ref("TransferCode"))},
         errors={"409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")})},
-    "/v1/sessions": {"post": operation("signIn", "Sign in on a new phone with a transfer code.", public=True, params=[IDEM],
+    "/v1/sessions": {"post": operation("signIn", "Sign in on a new phone with a transfer code.", public=True, anonymous=True,
+        params=[IDEM],
         request_body=body(ref("NewSession")),
         answers={"201": ok("A new session; the only answer that ever shows its token.", ref("SignedUp"))},
         errors={"403": err("The code is not one that was handed out, or it was used; or the account is suspended.",
@@ -399,7 +415,7 @@ paths = {
                                                       "second, and this device gets no more pushes.",
         answers={"204": no_content("Signed out.")})},
     "/v1/me/sessions/{id}": {"delete": operation("signOutElsewhere", "Sign out another of my devices.",
-        params=[idparam("id", "Session id")],
+        params=[idparam("id", "Session id")], checks_values=False,
         answers={"204": no_content("Signed out.")},
         errors={"404": err("Not one of my sessions (also for an id that is not a UUID).", "not_found")})},
     "/v1/me/drop-tokens": {"post": operation("newDropToken", "A fresh drop token for my profile card.", params=[IDEM],
@@ -443,7 +459,8 @@ paths = {
         params=[idparam("id", "Mate request id")],
         answers={"200": ok("Cancelled.", ref("MateRequest"), LOGPOS)},
         errors={"403": err("Only the requester cancels.", "not_requester"), "404": err("No such request.", "not_found"),
-                "409": err("Not pending any more.", "not_pending")})},
+                "409": err("Not pending any more, or a request with this Idempotency-Key is still running.", "not_pending",
+                           "idempotency_key_in_use")})},
     "/v1/me/mate-requests": {"get": operation("listMateRequests", "My mate requests, newest first.", codes_503=READ_503,
         params=[DIRECTION, status_filter("pending", "accepted", "declined", "cancelled"),
                 LIMIT, CURSOR, MINPOS],
@@ -478,7 +495,9 @@ paths = {
                         "`cancelled`.",
             answers={"200": ok("Cancelled.", ref("Walk"), LOGPOS)},
             errors={"403": err("Only the sender cancels.", "not_sender"), "404": err("No such walk.", "not_found"),
-                    "409": err("Already answered or cancelled.", "already_answered"), "410": err("The walk expired.", "walk_expired")}),
+                    "409": err("Already answered or cancelled, or a request with this Idempotency-Key is still running.",
+                               "already_answered", "idempotency_key_in_use"),
+                    "410": err("The walk expired.", "walk_expired")}),
         "get": operation("getWalk", "One walk, to its sender or addressee.", params=[idparam("id", "Walk id"), MINPOS],
             codes_503=READ_503,
             description="Cancelled walks stay readable (a `DELETE` of a walk cancels it; it does not remove it).",
@@ -517,7 +536,8 @@ paths = {
             answers={"204": no_content("Blocked.", LOGPOS)},
             errors={"400": err("The id is mine, or a header is out of range.", "validation_failed"),
                     "404": err("Not a user id (not a UUID).", "not_found"),
-                    "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use")}),
+                    "409": err("A request with this Idempotency-Key is still running.", "idempotency_key_in_use"),
+                    "503": SETTLING_503}),
         "delete": operation("unblock", "Unblock (we stay unpaired).", params=[idparam("user_id", "User id")],
             answers={"204": no_content("Not blocked.", LOGPOS)},
             errors={"400": err("The id is mine.", "validation_failed"),
@@ -576,7 +596,8 @@ paths = {
         answers={"200": {"description": "An event stream (ends after 10 minutes).",
                          "content": {"text/event-stream": {"schema": sse_event("notification")}}}},
         errors={"429": err("Past this user's request budget, or too many open streams (5 per user, 5000 per process).",
-                           "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}})})},
+                           "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}}),
+                "503": STREAM_503})},
     "/healthz": {"get": operation("health", "200 while the process runs.", public=True, rate_limited=False, database=False,
         answers={"200": ok("Alive.", ref("Status"))})},
     "/readyz": {"get": operation("ready", "200 once the database answers and the schema is current.", public=True,
@@ -805,7 +826,8 @@ paths.update({
         answers={"200": {"description": "An event stream (ends after 10 minutes).",
                          "content": {"text/event-stream": {"schema": sse_event("notification", "message", "read", "typing")}}}},
         errors={"429": err("Past this user's request budget, or too many open streams (5 per user, 5000 per process).",
-                           "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}})})},
+                           "rate_limited", headers={"Retry-After": {**RETRY_AFTER, "required": True}}),
+                "503": STREAM_503})},
     "/v1/chats/{user_id}/photos/{photo_id}/thumbnail": {"get": operation("getChatPhotoThumbnail",
         "A chat photo's 200 x 200 thumbnail, only to the two of us.",
         params=[MATE, CHAT_PHOTO, IF_NONE_MATCH], answers=photo_answers("The thumbnail (JPEG)."),

@@ -130,6 +130,11 @@ struct UsersController {
             try WalkRouteStore.deleteAll(of: user, on: connection)
             try PhotoStore.deleteAllChatPhotos(of: user, on: connection)
         }
+        // A replayed command id without this deletion is another command's under the same key,
+        // whose stored answer is gone (kept 24 hours): nothing was deleted, so no `204`.
+        guard outcome.events.contains(where: { if case .userDeleted = $0.event { true } else { false } }) else {
+            throw APIError.idempotencyKeyReused
+        }
         services.sessions.forget(user)
         return NoContent(logPosition: try await runner.position(of: outcome))
     }

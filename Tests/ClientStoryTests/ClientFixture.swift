@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
+import Postgres
 import PostgresTesting
 import SniffMeetClient
 import XCTest
@@ -13,20 +14,44 @@ import XCTest
 /// generated clients talking to it over AsyncHTTPClient, as the app would.
 struct ClientFixture {
     let configuration: GatewayConfiguration
+    /// The database's owner login, for a test's own SQL (what no route can do: an old row).
+    let ownerURL: String
+    let background: BackgroundWork
 
-    init(_ label: String, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+    init(_ label: String, background: BackgroundWork = .all, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
         let logins = try TestDatabase.createLogins(label)
         var configuration = GatewayConfiguration(port: 0, databaseURL: logins.runtime, adminToken: "admin-secret")
         configuration.rateLimits = .off
         configure(&configuration)
         self.configuration = configuration
+        self.ownerURL = logins.owner
+        self.background = background
+    }
+
+    /// Runs `text` as the database's owner.
+    func sql(_ text: String) throws {
+        let connection = try Connection(connectionString: ownerURL)
+        _ = try connection.execute(text, [])
+    }
+
+    /// Runs `body` while another transaction holds every table of the database locked.
+    func withAllTablesLocked<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        let connection = try Connection(connectionString: ownerURL)
+        _ = try connection.execute("BEGIN", [])
+        let tables = try connection.execute(
+            "SELECT string_agg(format('%I.%I', schemaname, tablename), ', ') FROM pg_tables WHERE schemaname = current_schema()",
+            []
+        )
+        _ = try connection.execute("LOCK TABLE \(try tables.rows[0].string(0)) IN ACCESS EXCLUSIVE MODE", [])
+        defer { _ = try? connection.execute("ROLLBACK", []) }
+        return try await body()
     }
 
     /// Runs `body` with the server's URL while it listens.
     func run(_ body: @escaping @Sendable (URL) async throws -> Void) async throws {
         var logger = Logger(label: "client-story")
         logger.logLevel = .warning
-        let app = try buildApplication(configuration, background: .all, logger: logger)
+        let app = try buildApplication(configuration, background: background, logger: logger)
         try await app.test(.live) { client in
             let port = try XCTUnwrap(client.port)
             try await body(URL(string: "http://127.0.0.1:\(port)")!)
@@ -36,10 +61,12 @@ struct ClientFixture {
 
 /// One phone: its state (token, last log position) and its generated client.
 struct Phone: Sendable {
+    let server: URL
     let state: SniffMeetClient.State
     let client: Client
 
     init(_ server: URL, token: String? = nil) {
+        self.server = server
         state = SniffMeetClient.State(token: token)
         client = SniffMeetClient.make(serverURL: server, transport: AsyncHTTPClientTransport(), state: state)
     }
@@ -83,6 +110,11 @@ final class Reached: @unchecked Sendable {
         XCTAssertEqual(answered, status, "\(operation) \(code)", file: file, line: line)
         XCTAssertEqual(error.error.code, code, "\(operation): \(error.error.message)", file: file, line: line)
         XCTAssertFalse(error.error.message.isEmpty, file: file, line: line)
+        record(operation, code)
+    }
+
+    /// Records that `operation` answered `code` (checked by the caller).
+    func record(_ operation: String, _ code: String) {
         _ = lock.withLock { codes.insert("\(operation) \(code)") }
     }
 }

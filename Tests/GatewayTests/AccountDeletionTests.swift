@@ -125,6 +125,24 @@ final class AccountDeletionTests: XCTestCase {
         }
     }
 
+    /// An `Idempotency-Key` used again after its stored answer is no longer kept (24 hours,
+    /// moved back here) derives the command id of the earlier command: its replay is no
+    /// deletion, so the answer is `422`, never a `204` with the account still there.
+    func testAKeyOfAnotherCommandWhoseAnswerIsGoneDeletesNothingAndSaysSo() async throws {
+        try await GatewayFixture("account_deletion_old_key").run { client in
+            let ana = try await client.signUp("Anabel")
+            let key = ["Idempotency-Key": "ana-1"]
+            let changed = try await client.send(.patch, "/v1/me", token: ana.token, json: #"{"dog_name": "Bo"}"#, headers: key)
+            XCTAssertEqual(changed.status, 200, changed.text)
+            _ = try client.sql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
+            XCTAssertError(try await client.send(.delete, "/v1/me", token: ana.token, headers: key), 422, "idempotency_key_reused")
+            let me = try await client.send(.get, "/v1/me", token: ana.token)
+            XCTAssertEqual(me.json["dog_name"] as? String, "Bo", me.text)
+            let deleted = try await client.send(.delete, "/v1/me", token: ana.token, headers: ["Idempotency-Key": "ana-2"])
+            XCTAssertEqual(deleted.status, 204, deleted.text)
+        }
+    }
+
     /// `pg_dump` of the whole database (schema and every table's rows), as text.
     static func dump(_ connectionString: String) throws -> String {
         let tool = try XCTUnwrap(EmbeddedPostgres.tool("pg_dump"), "pg_dump is not installed beside the server")

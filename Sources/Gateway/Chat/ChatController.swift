@@ -46,9 +46,11 @@ struct ChatController {
             .sendMessage(messageID: .random(), from: user, to: mate, text: body.text, photoID: photo),
             try context.command
         )
-        // A replayed command id answers with the message its first attempt sent.
+        // A replayed command id answers with the message its first attempt sent. A replay
+        // without one is another command's under the same key, whose stored answer is gone
+        // (kept 24 hours, or sealed under a replaced secret): the key was reused.
         guard let sent = outcome.events.lazy.compactMap({ if case .messageSent(let e) = $0.event { e } else { nil } }).first else {
-            throw APIError.unexpected
+            throw APIError.idempotencyKeyReused
         }
         return Answer(
             ChatMessageJSON(sent),

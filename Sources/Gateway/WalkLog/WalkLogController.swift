@@ -273,6 +273,9 @@ struct WalkLogController {
         let user = try context.user
         let owner = try context.uuidParameter("id")
         if owner != user {
+            // The mates read model answers who may look: it must include Min-Log-Position first,
+            // or the walk logs of a mate just accepted would be `404` instead of a wait.
+            try await services.progress.awaitMinLogPosition(of: request, projectors: Self.readModels)
             guard try await services.gate.run(WalkLogsQueries.areMates(user, owner), on: services.pool) else { throw APIError.notFound }
         }
         return Answer(try await page(of: owner, viewer: user, request))

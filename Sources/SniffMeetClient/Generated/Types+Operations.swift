@@ -263,29 +263,6 @@ public enum Operations {
                     }
                 }
             }
-            /// This Idempotency-Key came with a different request. Codes: `idempotency_key_reused`.
-            ///
-            /// - Remark: Generated from `#/paths//v1/users/post(signUp)/responses/422`.
-            ///
-            /// HTTP response code: `422 unprocessableContent`.
-            case unprocessableContent(Components.Responses.IdempotencyKeyReused)
-            /// The associated value of the enum case if `self` is `.unprocessableContent`.
-            ///
-            /// - Throws: An error if `self` is not `.unprocessableContent`.
-            /// - SeeAlso: `.unprocessableContent`.
-            public var unprocessableContent: Components.Responses.IdempotencyKeyReused {
-                get throws {
-                    switch self {
-                    case let .unprocessableContent(response):
-                        return response
-                    default:
-                        try throwUnexpectedResponseStatus(
-                            expectedStatus: "unprocessableContent",
-                            response: self
-                        )
-                    }
-                }
-            }
             /// Past this client's request budget (per IP address before sign-in, per user after). Codes: `rate_limited`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/post(signUp)/responses/429`.
@@ -917,7 +894,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// The nickname is taken. Codes: `nickname_taken`.
+            /// The nickname is taken, or a request with this Idempotency-Key is still running. Codes: `nickname_taken`, `idempotency_key_in_use`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/patch(updateMe)/responses/409`.
             ///
@@ -1169,7 +1146,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// Already deleted. Codes: `not_found`.
+            /// Already deleted (by another of its sessions at the same time). Codes: `user_not_found`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/404`.
             ///
@@ -1187,6 +1164,57 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct UnprocessableContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/422/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/422/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.DeleteMe.Output.UnprocessableContent.Body
+                /// Creates a new `UnprocessableContent`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.DeleteMe.Output.UnprocessableContent.Body) {
+                    self.body = body
+                }
+            }
+            /// This Idempotency-Key came with another command (whose answer is no longer kept): nothing was deleted. Codes: `idempotency_key_reused`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Operations.DeleteMe.Output.UnprocessableContent)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Operations.DeleteMe.Output.UnprocessableContent {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
                             response: self
                         )
                     }
@@ -1215,17 +1243,66 @@ public enum Operations {
                     }
                 }
             }
-            /// The database is down, too slow or overloaded; try again. Codes: `unavailable`, `overloaded`, `request_timeout`.
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before trying again.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.Int?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before trying again.
+                    public init(retryAfter: Swift.Int? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.DeleteMe.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/503/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.DeleteMe.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.DeleteMe.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.DeleteMe.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The database is down, too slow or overloaded, or the read models did not catch up with the log within 3 s; try again. Codes: `unavailable`, `overloaded`, `request_timeout`, `not_caught_up`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.Unavailable)
+            case serviceUnavailable(Operations.DeleteMe.Output.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.Unavailable {
+            public var serviceUnavailable: Operations.DeleteMe.Output.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -3776,29 +3853,6 @@ public enum Operations {
                     }
                 }
             }
-            /// This Idempotency-Key came with a different request. Codes: `idempotency_key_reused`.
-            ///
-            /// - Remark: Generated from `#/paths//v1/sessions/post(signIn)/responses/422`.
-            ///
-            /// HTTP response code: `422 unprocessableContent`.
-            case unprocessableContent(Components.Responses.IdempotencyKeyReused)
-            /// The associated value of the enum case if `self` is `.unprocessableContent`.
-            ///
-            /// - Throws: An error if `self` is not `.unprocessableContent`.
-            /// - SeeAlso: `.unprocessableContent`.
-            public var unprocessableContent: Components.Responses.IdempotencyKeyReused {
-                get throws {
-                    switch self {
-                    case let .unprocessableContent(response):
-                        return response
-                    default:
-                        try throwUnexpectedResponseStatus(
-                            expectedStatus: "unprocessableContent",
-                            response: self
-                        )
-                    }
-                }
-            }
             /// Past this client's request budget (per IP address before sign-in, per user after). Codes: `rate_limited`.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/post(signIn)/responses/429`.
@@ -4376,57 +4430,6 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "noContent",
-                            response: self
-                        )
-                    }
-                }
-            }
-            public struct BadRequest: Sendable, Hashable {
-                /// - Remark: Generated from `#/paths/v1/me/sessions/{id}/DELETE/responses/400/content`.
-                @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/me/sessions/{id}/DELETE/responses/400/content/application\/json`.
-                    case json(Components.Schemas._Error)
-                    /// The associated value of the enum case if `self` is `.json`.
-                    ///
-                    /// - Throws: An error if `self` is not `.json`.
-                    /// - SeeAlso: `.json`.
-                    public var json: Components.Schemas._Error {
-                        get throws {
-                            switch self {
-                            case let .json(body):
-                                return body
-                            }
-                        }
-                    }
-                }
-                /// Received HTTP response body
-                public var body: Operations.SignOutElsewhere.Output.BadRequest.Body
-                /// Creates a new `BadRequest`.
-                ///
-                /// - Parameters:
-                ///   - body: Received HTTP response body
-                public init(body: Operations.SignOutElsewhere.Output.BadRequest.Body) {
-                    self.body = body
-                }
-            }
-            /// A header, query or path value out of range (Idempotency-Key, Min-Log-Position, cursor, limit, ...); `field` names it. Codes: `validation_failed`.
-            ///
-            /// - Remark: Generated from `#/paths//v1/me/sessions/{id}/delete(signOutElsewhere)/responses/400`.
-            ///
-            /// HTTP response code: `400 badRequest`.
-            case badRequest(Operations.SignOutElsewhere.Output.BadRequest)
-            /// The associated value of the enum case if `self` is `.badRequest`.
-            ///
-            /// - Throws: An error if `self` is not `.badRequest`.
-            /// - SeeAlso: `.badRequest`.
-            public var badRequest: Operations.SignOutElsewhere.Output.BadRequest {
-                get throws {
-                    switch self {
-                    case let .badRequest(response):
-                        return response
-                    default:
-                        try throwUnexpectedResponseStatus(
-                            expectedStatus: "badRequest",
                             response: self
                         )
                     }
@@ -7106,7 +7109,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// Not pending any more. Codes: `not_pending`.
+            /// Not pending any more, or a request with this Idempotency-Key is still running. Codes: `not_pending`, `idempotency_key_in_use`.
             ///
             /// - Remark: Generated from `#/paths//v1/mate-requests/{id}/delete(cancelMateRequest)/responses/409`.
             ///
@@ -9664,7 +9667,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// Already answered or cancelled. Codes: `already_answered`.
+            /// Already answered or cancelled, or a request with this Idempotency-Key is still running. Codes: `already_answered`, `idempotency_key_in_use`.
             ///
             /// - Remark: Generated from `#/paths//v1/walks/{id}/delete(cancelWalk)/responses/409`.
             ///
@@ -11176,17 +11179,66 @@ public enum Operations {
                     }
                 }
             }
-            /// The database is down, too slow or overloaded; try again. Codes: `unavailable`, `overloaded`, `request_timeout`.
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{user_id}/PUT/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before trying again.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/blocks/{user_id}/PUT/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.Int?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before trying again.
+                    public init(retryAfter: Swift.Int? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.Block.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/v1/me/blocks/{user_id}/PUT/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/blocks/{user_id}/PUT/responses/503/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.Block.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.Block.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.Block.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The database is down, too slow or overloaded, or the read models did not catch up with the log within 3 s; try again. Codes: `unavailable`, `overloaded`, `request_timeout`, `not_caught_up`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/blocks/{user_id}/put(block)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.Unavailable)
+            case serviceUnavailable(Operations.Block.Output.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.Unavailable {
+            public var serviceUnavailable: Operations.Block.Output.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -14553,17 +14605,66 @@ public enum Operations {
                     }
                 }
             }
-            /// The database is down, too slow or overloaded; try again. Codes: `unavailable`, `overloaded`, `request_timeout`.
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/notifications/stream/GET/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before trying again.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/notifications/stream/GET/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.Int?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before trying again.
+                    public init(retryAfter: Swift.Int? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.StreamNotifications.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/v1/me/notifications/stream/GET/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/notifications/stream/GET/responses/503/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.StreamNotifications.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.StreamNotifications.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.StreamNotifications.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The database is down, too slow or overloaded; try again. Codes: `unavailable`, `overloaded`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/notifications/stream/get(streamNotifications)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.Unavailable)
+            case serviceUnavailable(Operations.StreamNotifications.Output.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.Unavailable {
+            public var serviceUnavailable: Operations.StreamNotifications.Output.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -22366,17 +22467,66 @@ public enum Operations {
                     }
                 }
             }
-            /// The database is down, too slow or overloaded; try again. Codes: `unavailable`, `overloaded`, `request_timeout`.
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/stream/GET/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before trying again.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/stream/GET/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.Int?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before trying again.
+                    public init(retryAfter: Swift.Int? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.MeStream.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/v1/me/stream/GET/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/stream/GET/responses/503/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.MeStream.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.MeStream.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.MeStream.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The database is down, too slow or overloaded; try again. Codes: `unavailable`, `overloaded`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/stream/get(meStream)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
-            case serviceUnavailable(Components.Responses.Unavailable)
+            case serviceUnavailable(Operations.MeStream.Output.ServiceUnavailable)
             /// The associated value of the enum case if `self` is `.serviceUnavailable`.
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            public var serviceUnavailable: Components.Responses.Unavailable {
+            public var serviceUnavailable: Operations.MeStream.Output.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):

@@ -338,6 +338,17 @@ final class ChatRoutesTests: XCTestCase {
                 422,
                 "idempotency_key_reused"
             )
+            // A key of another command whose answer is no longer kept (24 hours, moved back here):
+            // the command id is that command's, whose replay sent no message; `422`, never a 5xx.
+            let profileKey = ["Idempotency-Key": "profile-\(UUID())"]
+            let changed = try await client.send(.patch, "/v1/me", token: a.token, json: #"{"dog_name": "Bo"}"#, headers: profileKey)
+            XCTAssertEqual(changed.status, 200, changed.text)
+            _ = try client.sql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
+            XCTAssertError(
+                try await client.send(.post, "/v1/chats/\(b.id)/messages", token: a.token, json: Self.text("hi"), headers: profileKey),
+                422,
+                "idempotency_key_reused"
+            )
         }
     }
 
