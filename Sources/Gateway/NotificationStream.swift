@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Postgres
 import ServiceLifecycle
 
 /// `GET /v1/me/notifications/stream`: Server-Sent Events fed by the process's `NotificationFeed`.
@@ -80,17 +81,19 @@ struct NotificationStream: Sendable {
     /// Where a new client starts: after the caller's newest inbox entry, so that what commits
     /// from the moment of the request on reaches it.
     func latestPosition(of user: UUID) async throws -> LogPosition {
-        try await services.gate.withConnection(services.pool) { connection in
-            guard
-                let row = try connection.execute(
-                    """
-                    SELECT log_transaction_id, log_position FROM notifications WHERE user_id = $1
-                    ORDER BY log_transaction_id DESC, log_position DESC LIMIT 1
-                    """,
-                    [user],
-                    prepared: true
-                ).first
-            else { return .start }
+        try await services.gate.run(Self.latestPositionQuery(of: user), on: services.pool)
+    }
+
+    /// The feed position of `user`'s newest inbox entry (`.start` for none).
+    static func latestPositionQuery(of user: UUID) -> Query<LogPosition> {
+        Query(
+            """
+            SELECT log_transaction_id, log_position FROM notifications WHERE user_id = $1
+            ORDER BY log_transaction_id DESC, log_position DESC LIMIT 1
+            """,
+            [user]
+        ) { result in
+            guard let row = result.first else { return .start }
             return LogPosition(transactionID: try row.uint64(0), position: try row.int64(1))
         }
     }

@@ -26,8 +26,7 @@ struct ChatController {
         commands.delete("/v1/chats/{user_id}/messages/{message_id}", use: unsend)
         commands.put("/v1/chats/{user_id}/read", use: read)
         commands.post("/v1/chats/{user_id}/typing", use: typing)
-        let inbox = NotificationStream(services: services, feed: services.feed)
-        queries.get("/v1/me/stream", use: MeStream(services: services, feed: services.feed, inbox: inbox).stream)
+        queries.get("/v1/me/stream", use: MeStream(services: services, feed: services.feed).stream)
     }
 
     /// `POST /v1/chats/{user_id}/messages`: to a current mate (`409 not_mates`, also after a

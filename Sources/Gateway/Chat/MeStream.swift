@@ -20,7 +20,6 @@ import UUIDText
 struct MeStream: Sendable {
     let services: GatewayServices
     let feed: NotificationFeed
-    let inbox: NotificationStream
 
     @Sendable func stream(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let user = try context.user
@@ -36,9 +35,13 @@ struct MeStream: Sendable {
             }
             start = position
         } else {
-            let inboxStart = try await inbox.latestPosition(of: user)
-            let chatStart = try await services.gate.run(ChatsQueries.latestChange(of: user), on: services.pool)
-            start = max(inboxStart, chatStart)
+            // Both newest positions in one round trip and one transaction.
+            let inboxQuery = NotificationStream.latestPositionQuery(of: user)
+            let chatQuery = ChatsQueries.latestChange(of: user)
+            start = try await services.gate.withConnection(services.pool) { connection in
+                let results = try connection.pipeline([inboxQuery.statement, chatQuery.statement])
+                return max(try inboxQuery.read(results[0]), try chatQuery.read(results[1]))
+            }
         }
         let subscription = try feed.subscribe(
             user: user,
