@@ -121,7 +121,7 @@ public func buildApplication(
     )
     let log = EventLog(pool: pool)
     let sealer = EventSealer(secret: configuration.secret)
-    let handler = CommandHandler(log: log, sealer: sealer, walkTTL: configuration.walkTTL)
+    let handler = CommandHandler(log: log, sealer: sealer, walkTTL: configuration.walkTTL, clock: configuration.clock)
     var backgroundServices: [any Service] = []
     var waiter: ProjectionProgress.Waiter?
     var feedWaiter: ProjectionProgress.Waiter?

@@ -73,6 +73,9 @@ public struct GatewayConfiguration: Sendable {
     /// A replica lagging more than this is left out until it catches up
     /// (`SNIFFMEET_MAX_REPLICA_LAG_SECONDS`, default 5).
     public var maxReplicaLag: Duration = .seconds(5)
+    /// The time commands decide by (a message's edit window, a drop token's expiry). Always the
+    /// system clock when served; tests move it forward to reach time-bound refusals.
+    public var clock: @Sendable () -> Date = { Date() }
 
     public init(
         host: String = "127.0.0.1",

@@ -3,6 +3,7 @@ import Gateway
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import SniffMeetClient
+import Synchronization
 import XCTest
 
 /// The error codes of the story's routes that need a setup of their own: time passed (moved
@@ -123,11 +124,26 @@ final class ClientErrorCodesTests: XCTestCase {
         "requestMate drop_token_expired",
     ]
 
-    /// Walks answerable for one second; chat between mates that part.
+    /// Walks answerable for one second; chat between mates that part; a message edited after
+    /// its 15 minutes, the commands' clock moved past them.
     func testWalkAndChatRefusals() async throws {
         let reached = Reached()
-        try await ClientFixture("clientwalks") { $0.walkTTL = 1 }.run { server in
+        let later = Mutex<TimeInterval>(0)
+        try await ClientFixture("clientwalks") { configuration in
+            configuration.walkTTL = 1
+            configuration.clock = { Date().addingTimeInterval(later.withLock { $0 }) }
+        }.run { server in
             let (bori, coco, boriID, cocoID) = try await Self.mates(server)
+            let early = try await bori.client.sendChatMessage(path: .init(userId: cocoID), body: .json(.init(text: "Ten minutes late")))
+                .created.body.json.messageId
+            later.withLock { $0 = 16 * 60 }
+            reached.expect(
+                try await bori.client.editChatMessage(path: .init(userId: cocoID, messageId: early), body: .json(.init(text: "Twenty"))),
+                "editChatMessage",
+                "gone",
+                "edit_window_passed"
+            )
+            later.withLock { $0 = 0 }
             let walk = try await bori.client.sendWalk(
                 body: .json(.init(to: cocoID, message: "Now?", latitude: 37.5444, longitude: 127.0374))
             ).created.body.json.walkId
@@ -165,6 +181,7 @@ final class ClientErrorCodesTests: XCTestCase {
         "cancelWalk not_sender",
         "cancelWalk walk_expired",
         "chatTyping not_mates",
+        "editChatMessage edit_window_passed",
         "editChatMessage not_mates",
         "respondWalk walk_expired",
         "unsendChatMessage not_sender",

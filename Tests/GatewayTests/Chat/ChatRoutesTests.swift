@@ -242,8 +242,8 @@ final class ChatRoutesTests: XCTestCase {
         }
     }
 
-    /// The 15-minute window is the domain's (ChatRulesTests); the server has no clock to move,
-    /// so its HTTP answer is checked on the mapping every refusal goes through.
+    /// The 15-minute window is the domain's (ChatRulesTests); its HTTP answer is checked on the
+    /// mapping every refusal goes through (ClientErrorCodesTests reaches it with a moved clock).
     func testEditWindowPassedIs410AndMessageUnsentIs409() {
         XCTAssertEqual(DomainError.editWindowPassed.apiError.status, .gone)
         XCTAssertEqual(DomainError.editWindowPassed.apiError.code, "edit_window_passed")
