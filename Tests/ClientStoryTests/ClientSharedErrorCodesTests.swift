@@ -58,10 +58,16 @@ final class ClientSharedErrorCodesTests: XCTestCase {
 
     // MARK: The database
 
-    func testDatabaseDownIsUnavailableOnEveryRoute() async throws {
-        let fixture = try ClientFixture("clientdown") {
-            $0.databaseURL = "host=127.0.0.1 port=1 dbname=nothing connect_timeout=1"
-            $0.streamMaxDuration = .seconds(1)
+    /// Every operation called once by a stranger's token and once anonymously, on a server set up
+    /// by `configure` (streams end after a second), each answer checked against `code`.
+    func sweepAsAStranger(
+        _ label: String,
+        expecting code: String,
+        _ configure: (inout GatewayConfiguration) -> Void = { _ in }
+    ) async throws {
+        let fixture = try ClientFixture(label) { configuration in
+            configuration.streamMaxDuration = .seconds(1)
+            configure(&configuration)
         }
         try await fixture.run { server in
             let answers = try await StoryOperations.callAll(
@@ -69,24 +75,19 @@ final class ClientSharedErrorCodesTests: XCTestCase {
                 anonymous: Phone(server).client(tamper: Tamper()),
                 .random()
             )
-            Self.assertSweep("unavailable", answers)
+            Self.assertSweep(code, answers)
+        }
+    }
+
+    func testDatabaseDownIsUnavailableOnEveryRoute() async throws {
+        try await sweepAsAStranger("clientdown", expecting: "unavailable") {
+            $0.databaseURL = "host=127.0.0.1 port=1 dbname=nothing connect_timeout=1"
         }
     }
 
     /// No request may wait for the database: every route that needs it answers `overloaded` at once.
     func testOverloadedOnEveryRoute() async throws {
-        let fixture = try ClientFixture("clientoverload") {
-            $0.maxConcurrentDatabaseWaits = 0
-            $0.streamMaxDuration = .seconds(1)
-        }
-        try await fixture.run { server in
-            let answers = try await StoryOperations.callAll(
-                signedIn: Phone(server, token: Self.strangerToken).client(tamper: Tamper()),
-                anonymous: Phone(server).client(tamper: Tamper()),
-                .random()
-            )
-            Self.assertSweep("overloaded", answers)
-        }
+        try await sweepAsAStranger("clientoverload", expecting: "overloaded") { $0.maxConcurrentDatabaseWaits = 0 }
     }
 
     /// Every table locked by another transaction: the requests wait (in the pool or in
@@ -132,14 +133,7 @@ final class ClientSharedErrorCodesTests: XCTestCase {
     }
 
     func testUnauthorizedOnEveryRouteWithoutAGoodToken() async throws {
-        try await ClientFixture("clientnotoken") { $0.streamMaxDuration = .seconds(1) }.run { server in
-            let answers = try await StoryOperations.callAll(
-                signedIn: Phone(server, token: Self.strangerToken).client(tamper: Tamper()),
-                anonymous: Phone(server).client(tamper: Tamper()),
-                .random()
-            )
-            Self.assertSweep("unauthorized", answers)
-        }
+        try await sweepAsAStranger("clientnotoken", expecting: "unauthorized")
     }
 
     /// Without projectors the read models never reach the sign-up's position, which the
