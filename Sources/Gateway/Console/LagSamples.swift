@@ -43,11 +43,15 @@ struct LagSamplingService: Service {
     var interval: Duration = .seconds(5)
 
     func run() async throws {
-        while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            if let statuses = try? await progress.status() {
-                samples.record(statuses.map { ($0.name, $0.lagEvents, $0.lagSeconds) })
+        // Cancelled at graceful shutdown: the sleep between samples ends at once (waiting out
+        // the interval held every server's shutdown, and every gateway test, for 5 seconds).
+        try? await cancelWhenGracefulShutdown { [progress, samples, interval] in
+            while !Task.isCancelled {
+                if let statuses = try? await progress.status() {
+                    samples.record(statuses.map { ($0.name, $0.lagEvents, $0.lagSeconds) })
+                }
+                try? await Task.sleep(for: interval)
             }
-            try? await Task.sleep(for: interval)
         }
     }
 }
