@@ -265,6 +265,7 @@ struct WalkLogController {
     /// `GET /v1/me/walk-logs`.
     @Sendable func myWalkLogs(_ request: Request, context: GatewayRequestContext) async throws -> Answer<PageJSON<WalkLogJSON>> {
         let user = try context.user
+        try await services.progress.awaitMinLogPosition(of: request, projectors: Self.readModels)
         return Answer(try await page(of: user, viewer: user, request))
     }
 
@@ -272,18 +273,18 @@ struct WalkLogController {
     @Sendable func usersWalkLogs(_ request: Request, context: GatewayRequestContext) async throws -> Answer<PageJSON<WalkLogJSON>> {
         let user = try context.user
         let owner = try context.uuidParameter("id")
+        // Before the mates check too: the mates read model answers who may look, and the walk
+        // logs of a mate just accepted would be `404` instead of a wait.
+        try await services.progress.awaitMinLogPosition(of: request, projectors: Self.readModels)
         if owner != user {
-            // The mates read model answers who may look: it must include Min-Log-Position first,
-            // or the walk logs of a mate just accepted would be `404` instead of a wait.
-            try await services.progress.awaitMinLogPosition(of: request, projectors: Self.readModels)
             guard try await services.gate.run(WalkLogsQueries.areMates(user, owner), on: services.pool) else { throw APIError.notFound }
         }
         return Answer(try await page(of: owner, viewer: user, request))
     }
 
+    /// One page of `owner`'s logs as `viewer` sees them; the caller has waited for Min-Log-Position.
     func page(of owner: UUID, viewer: UUID, _ request: Request) async throws -> PageJSON<WalkLogJSON> {
         let page = try PageRequest(request)
-        try await services.progress.awaitMinLogPosition(of: request, projectors: Self.readModels)
         let after = try page.after.map(ReadModels.timeKey)
         let rows = try await services.gate.run(
             WalkLogsQueries.walkLogs(of: owner, seenBy: viewer, after: after, limit: page.limit + 1),
