@@ -6,9 +6,9 @@ import Synchronization
 
 /// One reader per process for every open live inbox stream (`GET /v1/me/notifications/stream`).
 ///
-/// Streams do not poll. The feed waits until the notifications projector commits past what it
-/// has read, then reads the new entries of every listening user in one query and hands each
-/// stream its own. Idle streams cost nothing but a heartbeat every `heartbeatInterval`, which
+/// Streams do not poll. The feed waits until the notifications projector (and for `me` streams
+/// the chats projector) commits past what it has read, then reads the new entries of every
+/// listening user in one query and hands each stream its own. Idle streams cost nothing but a heartbeat every `heartbeatInterval`, which
 /// the feed also sends (no timer per stream), and a stream past its `closeAt` is ended there.
 ///
 /// A stream that resumes (`Last-Event-ID`) behind the feed first gets its own missed entries,
@@ -145,54 +145,88 @@ public final class NotificationFeed: Sendable {
     }
 
     /// Serves the streams until cancelled, then ends them all.
+    ///
+    /// Each kind of stream (inbox only, `me`) keeps the feed position it has been served to,
+    /// or nil while none of its kind is open. A round catches up the streams that joined, then
+    /// waits until the projectors the open kinds read from pass the lower of those positions,
+    /// and only then reads: idle streams cost no query at all.
     func run() async {
-        var readTo: LogPosition?
-        var meReadTo: LogPosition?
+        var inboxAt: LogPosition?
+        var meAt: LogPosition?
         var lastBeat = ContinuousClock.now
         while !Task.isCancelled {
             do {
-                if state.withLock({ $0.subscribers.isEmpty }) {
-                    // Nobody listens: nothing to read, and the position is learned again on the next join.
-                    readTo = nil
-                    meReadTo = nil
+                let (inbox, me) = state.withLock { state in
+                    (state.subscribers.values.contains { !$0.me }, state.subscribers.values.contains { $0.me })
+                }
+                // A kind nobody listens to is not followed; its position is learned again on its next join.
+                if !inbox { inboxAt = nil }
+                if !me { meAt = nil }
+                if !inbox && !me {
                     try await Task.sleep(for: idlePoll)
                     continue
                 }
-                var position: LogPosition
-                if let known = readTo {
-                    position = known
-                } else {
-                    position = try await readModels.feed(users: [], after: .start, limit: 1).readTo
+                if inbox {
+                    let position: LogPosition
+                    if let inboxAt {
+                        position = inboxAt
+                    } else {
+                        position = try await readModels.feed(users: [], after: .start, limit: 1).readTo
+                    }
+                    try await catchUpJoining(to: position)
+                    inboxAt = position
                 }
-                try await catchUpJoining(to: position)
-                meReadTo = try await serveMeStreams(from: meReadTo)
-                if try await projectorPassed(position) {
+                if me { meAt = try await joinMeStreams(at: meAt) }
+                var lowest: LogPosition?
+                var names: [String] = []
+                if let inboxAt {
+                    lowest = inboxAt
+                    names = ["notifications"]
+                }
+                if let meAt {
+                    lowest = min(lowest ?? meAt, meAt)
+                    names = ["notifications", "chats"]
+                }
+                if let lowest {
                     // Streams still joining are caught up next time, from where they stand.
-                    let listeners = state.withLock { state in
-                        Set(state.subscribers.values.filter { !$0.joining && !$0.me }.map(\.user))
+                    let passed = try await projectorsPassed(lowest, names, within: idlePoll)
+                    // A chats projector stopped or behind must not hold up the inbox streams.
+                    if let position = inboxAt {
+                        var inboxPassed = passed
+                        if !passed, meAt != nil { inboxPassed = try await projectorsPassed(position, ["notifications"], within: .zero) }
+                        if inboxPassed { inboxAt = try await serveInboxStreams(from: position) }
                     }
-                    // Read until the answer is no longer cut short by the batch size.
-                    while !listeners.isEmpty {
-                        let round = try await readModels.feed(users: Array(listeners), after: position, limit: Self.batch)
-                        deliver(round.entries)
-                        position = round.readTo
-                        if round.entries.count < Self.batch { break }
-                    }
+                    if passed, let position = meAt { meAt = try await serveMeStreams(from: position) }
                 }
-                readTo = position
                 let beat = ContinuousClock.now - lastBeat >= heartbeatInterval
                 if beat { lastBeat = .now }
                 beatAndClose(beat: beat)
             } catch is CancellationError {
                 break
             } catch {
-                // Keep `readTo`: starting again from the current checkpoint would skip what the
-                // open streams have not been given yet.
+                // Keep the positions: starting again from the current checkpoints would skip what
+                // the open streams have not been given yet.
                 logger.warning("notification feed failed; retrying", metadata: ["error": "\(ErrorMiddleware.logSummary(error))"])
                 try? await Task.sleep(for: .seconds(1))
             }
         }
         stop()
+    }
+
+    /// One read of the inbox for every listening inbox stream, repeated while cut short by the
+    /// batch size. Returns the position the inbox streams stand at.
+    private func serveInboxStreams(from start: LogPosition) async throws -> LogPosition {
+        let listeners = state.withLock { state in
+            Set(state.subscribers.values.filter { !$0.joining && !$0.me }.map(\.user))
+        }
+        var position = start
+        while !listeners.isEmpty {
+            let round = try await readModels.feed(users: Array(listeners), after: position, limit: Self.batch)
+            deliver(round.entries)
+            position = round.readTo
+            if round.entries.count < Self.batch { break }
+        }
+        return position
     }
 
     /// Ends every stream and refuses new ones (shutdown).
@@ -204,11 +238,12 @@ public final class NotificationFeed: Sendable {
         for continuation in all { continuation.finish() }
     }
 
-    /// Whether the notifications projector is past `position`, waiting up to `idlePoll`.
-    private func projectorPassed(_ position: LogPosition) async throws -> Bool {
+    /// Whether the projectors `names` are past `position`, waiting up to `timeout` (without a
+    /// waiter: after sleeping `timeout`, assumed so).
+    private func projectorsPassed(_ position: LogPosition, _ names: [String], within timeout: Duration) async throws -> Bool {
         let next = LogPosition(transactionID: position.transactionID, position: position.position + 1)
-        if let waiter { return try await waiter(next, ["notifications"], idlePoll) }
-        try await Task.sleep(for: idlePoll)
+        if let waiter { return try await waiter(next, names, timeout) }
+        try await Task.sleep(for: timeout)
         return true
     }
 

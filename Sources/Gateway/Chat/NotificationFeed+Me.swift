@@ -36,17 +36,13 @@ extension NotificationFeed {
     /// How long a typing announcement shows.
     static let typingShown: Duration = .seconds(8)
 
-    /// One round of `me` streams, run by the feed's loop beside the inbox streams: streams that
-    /// joined are caught up from their own position, then one read of the inbox and one of the
-    /// chat changes serve every listening user. Both read models are read up to the position
-    /// both have reached, so one `Last-Event-ID` resumes both without loss or duplicates.
-    /// Returns where the `me` streams stand (nil when none is open).
-    func serveMeStreams(from readTo: LogPosition?) async throws -> LogPosition? {
-        let any = state.withLock { state in state.subscribers.values.contains { $0.me } }
-        guard any else { return nil }
+    /// Catches up the `me` streams that joined since the last round, from their own positions
+    /// to where the `me` streams stand (`position`, or the read models' position when nil, the
+    /// first stream of its kind), and hands them the typing they missed. Returns that position.
+    func joinMeStreams(at known: LogPosition?) async throws -> LogPosition {
         var position: LogPosition
-        if let readTo {
-            position = readTo
+        if let known {
+            position = known
         } else {
             position = try await meRound(users: [], after: .start, upTo: nil).readTo
         }
@@ -72,7 +68,16 @@ extension NotificationFeed {
             }
             if !typing.isEmpty { send(.events(typing), to: joiner.id) }
         }
+        return position
+    }
+
+    /// One round of the listening `me` streams: one read of the inbox and one of the chat
+    /// changes (in one round trip) serve every listening user. Both read models are read up to
+    /// the position both have reached, so one `Last-Event-ID` resumes both without loss or
+    /// duplicates. Returns where the `me` streams stand.
+    func serveMeStreams(from start: LogPosition) async throws -> LogPosition {
         let listeners = state.withLock { state in Set(state.subscribers.values.filter { $0.me && !$0.joining }.map(\.user)) }
+        var position = start
         guard !listeners.isEmpty else { return position }
         while true {
             let round = try await meRound(users: Array(listeners), after: position, upTo: nil)
