@@ -14,6 +14,12 @@ public final class Connection {
     let handle: OpaquePointer
     /// Server-side prepared statements of this session, by SQL text.
     private var preparedNames: [String: String] = [:]
+    /// Every statement is prepared (and then planned once, under a generic plan), not only those
+    /// marked `prepared`: for a connection that runs one fixed set of statements over and over
+    /// (the projectors'), where planning cost more than some statements' execution. At most
+    /// `maxPrepared` texts are kept; past that, unmarked statements run unprepared.
+    public var preparesEveryStatement = false
+    static let maxPrepared = 512
     /// What the notice receiver saw; owned by this connection, read on its thread.
     private let notices = NoticeLog()
     /// Set when the session must not be used again although libpq still calls it good: it
@@ -73,7 +79,7 @@ public final class Connection {
     /// parsed and planned once per connection and reused (hot paths with a fixed SQL text).
     @discardableResult
     public func execute(_ sql: String, _ parameters: [any PostgresEncodable] = [], prepared: Bool = false) throws -> QueryResult {
-        let name = prepared ? try preparedName(sql, parameterCount: parameters.count) : nil
+        let name = preparing(sql, marked: prepared) ? try preparedName(sql, parameterCount: parameters.count) : nil
         let result = try withParameters(parameters) { values in
             if let name { return PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
             return PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
@@ -81,6 +87,11 @@ public final class Connection {
         let checked = try check(result)
         try checkCommitOutcome()
         return checked
+    }
+
+    /// Whether `sql` runs as a prepared statement here.
+    private func preparing(_ sql: String, marked: Bool) -> Bool {
+        marked || (preparesEveryStatement && (preparedNames.count < Self.maxPrepared || preparedNames[sql] != nil))
     }
 
     private func preparedName(_ sql: String, parameterCount: Int) throws -> String {
@@ -195,7 +206,9 @@ public final class Connection {
         syncEach: Bool
     ) throws -> [Result<QueryResult, PostgresError>] {
         // Preparing is a round trip of its own; it happens once per connection and statement.
-        let names = try statements.map { $0.prepared ? try preparedName($0.sql, parameterCount: $0.parameters.count) : nil }
+        let names = try statements.map {
+            preparing($0.sql, marked: $0.prepared) ? try preparedName($0.sql, parameterCount: $0.parameters.count) : nil
+        }
         // Encoded once, and refused before the first send: a pipeline cut short cannot be left cleanly.
         let texts = statements.map { $0.parameters.map { $0.postgresText } }
         for parameters in texts { try Self.checkParameters(parameters) }
