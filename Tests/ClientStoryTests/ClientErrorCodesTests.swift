@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
+import Postgres
 import SniffMeetClient
 import Synchronization
 import XCTest
@@ -275,7 +276,72 @@ final class ClientErrorCodesTests: XCTestCase {
         XCTAssertEqual(reached.all.sorted(), ["getMe not_found"])
     }
 
-    static let all = Set(signUpAndSignIn + mateRequests + walksAndChat + keysUsedAgain + ["getMe not_found"])
+    /// Two sessions of one account delete it at once. A deletion revokes the account's sessions
+    /// in its own transaction, so the later request is normally refused at authentication
+    /// (`401`); here both are past it. The test holds the account's session rows locked (`FOR
+    /// UPDATE`: authentication only reads them), so the deletion that appends first waits, before
+    /// its commit, to revoke them, and the other waits for that one's lock on the user stream,
+    /// its decision taken on the account as it was. Once both wait, the rows are let go: the
+    /// first commits, and the other's conditioned append finds the stream moved, decides again
+    /// on the deleted account, and is refused.
+    func testTwoSessionsDeletingTheAccountAtOnce() async throws {
+        let reached = Reached()
+        let fixture = try ClientFixture("clientdeletions")
+        try await fixture.run { server in
+            let bori = Phone(server)
+            let boriText = try await ClientStoryTests.signUp(bori, "bori")
+            let boriID = try XCTUnwrap(UUID(uuidString: boriText))
+            let code = try await bori.client.newTransferCode().created.body.json.transferCode
+            let secondPhone = Phone(server)
+            secondPhone.state.token = try await secondPhone.client.signIn(body: .json(.init(transferCode: code))).created.body.json.token
+
+            let owner = try Connection(connectionString: fixture.ownerURL)
+            _ = try owner.execute("BEGIN", [])
+            XCTAssertEqual(try owner.execute("SELECT 1 FROM sessions WHERE user_id = $1 FOR UPDATE", [boriID]).count, 2)
+            async let first = bori.client.deleteMe()
+            async let second = secondPhone.client.deleteMe()
+            let bothWaiting: Bool
+            do {
+                bothWaiting = try await Self.waitForTwoDeletions(on: owner)
+            } catch {
+                _ = try? owner.execute("ROLLBACK", [])
+                throw error
+            }
+            _ = try owner.execute("ROLLBACK", [])
+            XCTAssertTrue(bothWaiting, "the two deletions never both waited inside their transactions")
+
+            let answers = try await [first, second]
+            XCTAssertEqual(answers.filter { if case .noContent = $0 { true } else { false } }.count, 1, "\(answers)")
+            guard let refused = answers.first(where: { errorAnswer($0) != nil }) else { return XCTFail("\(answers)") }
+            reached.expect(refused, "deleteMe", "notFound", "user_not_found")
+            let deletions = try owner.execute("SELECT count(*) FROM events WHERE event_type = 'user_deleted'", [])
+            XCTAssertEqual(try deletions.rows[0].int(0), 1)
+            let afterwards = try await secondPhone.client.getMe()
+            XCTAssertEqual(errorAnswer(afterwards)?.error.error.code, "unauthorized")
+        }
+        XCTAssertEqual(reached.all.sorted(), ["deleteMe user_not_found"])
+    }
+
+    /// Waits (3 seconds at most, well inside the server's statement timeout) until a request
+    /// waits for `owner`'s locks and another for that request's; false if that never happens.
+    private static func waitForTwoDeletions(on owner: Connection) async throws -> Bool {
+        // `pg_locks` is read afresh by every statement (`pg_stat_activity` keeps a snapshot per
+        // transaction).
+        let chain = """
+            SELECT count(*)
+            FROM (SELECT DISTINCT pid FROM pg_locks WHERE NOT granted) AS first,
+                 (SELECT DISTINCT pid FROM pg_locks WHERE NOT granted) AS second
+            WHERE pg_backend_pid() = ANY(pg_blocking_pids(first.pid)) AND first.pid = ANY(pg_blocking_pids(second.pid))
+            """
+        let deadline = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < deadline {
+            if try owner.execute(chain, []).rows[0].int(0) > 0 { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    static let all = Set(signUpAndSignIn + mateRequests + walksAndChat + keysUsedAgain + ["getMe not_found", "deleteMe user_not_found"])
 
     /// Bori and Coco, mates.
     static func mates(_ server: URL) async throws -> (Phone, Phone, String, String) {
