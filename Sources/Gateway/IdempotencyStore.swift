@@ -126,12 +126,15 @@ public struct IdempotencyStore: Sendable {
     }
 
     /// Replaces an expired row for the same key (it is no longer an answer) but never a live one.
-    /// An answer showing a message already unsent (its key destroyed) is not stored: the unsend
-    /// deleted the answers it found, and this one came too late to be among them.
+    /// An answer showing a message already unsent (its key destroyed), or given to an account
+    /// deleted meanwhile (its data key destroyed: the deletion's own answer, or a request that
+    /// raced it), is not stored: the unsend or deletion removed the answers it found, and this
+    /// one came too late to be among them.
     static let storeSQL = """
         INSERT INTO idempotency_keys (scope, key_hash, request_hash, status, log_position, sealed_body, erase_with)
         SELECT $1, decode($2, 'hex'), decode($3, 'hex'), $4, $5, decode($6, 'base64'), $8::uuid
-        WHERE $8::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM message_keys WHERE message_id = $8::uuid AND sealed_key IS NULL)
+        WHERE ($8::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM message_keys WHERE message_id = $8::uuid AND sealed_key IS NULL))
+          AND NOT EXISTS (SELECT 1 FROM data_keys WHERE user_id = $1 AND sealed_key IS NULL)
         ON CONFLICT (scope, key_hash) DO UPDATE
             SET request_hash = excluded.request_hash, status = excluded.status, log_position = excluded.log_position,
                 sealed_body = excluded.sealed_body, created_at = excluded.created_at, erase_with = excluded.erase_with
@@ -160,11 +163,16 @@ public struct IdempotencyStore: Sendable {
             ).affectedRows == 1
         }
         if inserted { return (requestHash, answer) }
-        // Not stored because the message was unsent meanwhile: nothing to hand out but this one.
-        if erasedWith != nil, try await lookup(scope: scope, key: key) == nil { return (requestHash, answer) }
         // A concurrent request with the same key stored first. A new statement takes a new
         // snapshot, so its committed row is visible now (the INSERT waited for it).
-        guard let first = try await lookup(scope: scope, key: key) else {
+        if let first = try await lookup(scope: scope, key: key) { return first }
+        // Not stored because the message was unsent or the account deleted meanwhile: nothing
+        // to hand out but this one.
+        if erasedWith != nil { return (requestHash, answer) }
+        let accountErased = try await gate.withConnection(pool) { connection in
+            try connection.execute("SELECT 1 FROM data_keys WHERE user_id = $1 AND sealed_key IS NULL", [scope]).count > 0
+        }
+        guard accountErased else {
             throw APIError(
                 .conflict,
                 "idempotency_key_in_use",
@@ -172,7 +180,7 @@ public struct IdempotencyStore: Sendable {
                 headers: ["Retry-After": "1"]
             )
         }
-        return first
+        return (requestHash, answer)
     }
 
     /// Deletes answers older than `retention`; returns how many.

@@ -316,6 +316,9 @@ final class ClientErrorCodesTests: XCTestCase {
             reached.expect(refused, "deleteMe", "notFound", "user_not_found")
             let deletions = try owner.execute("SELECT count(*) FROM events WHERE event_type = 'user_deleted'", [])
             XCTAssertEqual(try deletions.rows[0].int(0), 1)
+            // Neither answer stays behind under the deleted account (its stored answers go with it).
+            let stored = try owner.execute("SELECT count(*) FROM idempotency_keys WHERE scope = $1", [boriID])
+            XCTAssertEqual(try stored.rows[0].int(0), 0)
             let afterwards = try await secondPhone.client.getMe()
             XCTAssertEqual(errorAnswer(afterwards)?.error.error.code, "unauthorized")
         }

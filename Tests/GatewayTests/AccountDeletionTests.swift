@@ -143,6 +143,28 @@ final class AccountDeletionTests: XCTestCase {
         }
     }
 
+    /// The deletion's own answer is not stored under its `Idempotency-Key`: the account's stored
+    /// answers go with it (API.md), and the one given after its commit must not stay behind
+    /// (nobody could ask for it again: the sessions are gone too).
+    func testTheDeletionsAnswerIsNotStoredUnderItsKey() async throws {
+        try await GatewayFixture("account_deletion_answer").run { client in
+            let ana = try await client.signUp("Anouk")
+            let scope = UUID(uuidString: ana.id)!
+            let changed = try await client.send(
+                .patch,
+                "/v1/me",
+                token: ana.token,
+                json: #"{"dog_name": "Bo"}"#,
+                headers: ["Idempotency-Key": "anouk-1"]
+            )
+            XCTAssertEqual(changed.status, 200, changed.text)
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM idempotency_keys WHERE scope = $1", [scope])[0][0], "1")
+            let deleted = try await client.send(.delete, "/v1/me", token: ana.token, headers: ["Idempotency-Key": "anouk-2"])
+            XCTAssertEqual(deleted.status, 204, deleted.text)
+            XCTAssertEqual(try client.sql("SELECT count(*) FROM idempotency_keys WHERE scope = $1", [scope])[0][0], "0")
+        }
+    }
+
     /// `pg_dump` of the whole database (schema and every table's rows), as text.
     static func dump(_ connectionString: String) throws -> String {
         let tool = try XCTUnwrap(EmbeddedPostgres.tool("pg_dump"), "pg_dump is not installed beside the server")
