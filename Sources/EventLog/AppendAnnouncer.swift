@@ -45,7 +45,8 @@ public final class AppendAnnouncer: Sendable {
                     try await pool.withConnection { connection in
                         _ = try connection.execute(
                             "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')",
-                            [EventLog.channel]
+                            [EventLog.channel],
+                            prepared: true
                         )
                     }
                 } catch {

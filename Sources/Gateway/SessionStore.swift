@@ -94,7 +94,7 @@ public struct SessionStore: Sendable {
             else { return nil }
             let caller = Caller(user: try row.uuid(1), session: try row.uuid(0))
             if try row.bool(2) {
-                try connection.execute("UPDATE sessions SET last_seen_at = now() WHERE session_id = $1", [caller.session])
+                try connection.execute("UPDATE sessions SET last_seen_at = now() WHERE session_id = $1", [caller.session], prepared: true)
             }
             return caller
         }
