@@ -8,15 +8,22 @@ import XCTest
 final class StreamCacheTests: XCTestCase {
     private func state(of stream: StreamName) -> StreamState { SniffMeet.initialState(of: stream) }
 
+    /// Remembers `count` streams never seen before.
+    private func addNewStreams(_ count: Int, to cache: StreamCache) {
+        for _ in 0..<count {
+            let stream = StreamName.user(UUID())
+            cache.remember(stream, version: 1, state: state(of: stream))
+        }
+    }
+
     func testAStreamInUseStaysWhileABurstOfNewStreamsPassesThrough() {
         let cache = StreamCache(capacity: 100)
         let hot = StreamName.user(UUID())
         cache.remember(hot, version: 1, state: state(of: hot))
-        for round in 0..<1_000 {
-            let stream = StreamName.user(UUID())
-            cache.remember(stream, version: 1, state: state(of: stream))
-            // The hot stream is used every 50 new streams: always found, never reloaded.
-            if round % 50 == 0 { XCTAssertEqual(cache.entry(hot)?.version, 1, "lost after \(round) new streams") }
+        // The hot stream is used every 50 new streams: always found, never reloaded.
+        for round in 0..<20 {
+            addNewStreams(50, to: cache)
+            XCTAssertEqual(cache.entry(hot)?.version, 1, "lost after \(50 * (round + 1)) new streams")
         }
         XCTAssertEqual(cache.entry(hot)?.version, 1)
         XCTAssertLessThanOrEqual(cache.count, 200, "bounded by two generations")
@@ -26,10 +33,7 @@ final class StreamCacheTests: XCTestCase {
         let cache = StreamCache(capacity: 10)
         let cold = StreamName.user(UUID())
         cache.remember(cold, version: 3, state: state(of: cold))
-        for _ in 0..<25 {
-            let stream = StreamName.user(UUID())
-            cache.remember(stream, version: 1, state: state(of: stream))
-        }
+        addNewStreams(25, to: cache)
         XCTAssertNil(cache.entry(cold))
         XCTAssertLessThanOrEqual(cache.count, 20)
     }
@@ -41,10 +45,7 @@ final class StreamCacheTests: XCTestCase {
         cache.remember(stream, version: 4, state: state(of: stream))
         XCTAssertEqual(cache.entry(stream)?.version, 5)
         // Also when the newer one has gone into the old generation.
-        for _ in 0..<10 {
-            let other = StreamName.user(UUID())
-            cache.remember(other, version: 1, state: state(of: other))
-        }
+        addNewStreams(10, to: cache)
         cache.remember(stream, version: 2, state: state(of: stream))
         XCTAssertEqual(cache.entry(stream)?.version, 5)
         cache.remember(stream, version: 6, state: state(of: stream))
