@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import PersonalData
 import Synchronization
 
 /// Folded stream states this process has seen, by stream, with the version they are at.
@@ -12,65 +13,40 @@ import Synchronization
 /// it comes either from a read of the log or from an append that succeeded with `version` as
 /// its expected version; other processes' appends are simply the events read after it.
 ///
-/// Two generations bound it (an approximate LRU without per-hit bookkeeping): states go into the
-/// young one; when it holds `capacity`, it becomes the old one and the previous old one is
-/// dropped; a state found in the old generation moves back into the young one. Streams in use
-/// (a busy conversation, a user who keeps sending) so stay cached, however many new streams a
-/// burst of sign-ups adds. Emptying the whole cache when full, as before, made every stream load
-/// again from its first event right after each burst (`scripts/bench-http`: chat sends slowed
-/// round after round as conversations grew).
+/// Two generations bound it (`GenerationalMap`): streams in use (a busy conversation, a user who
+/// keeps sending) stay cached, however many new streams a burst of sign-ups adds. Emptying the
+/// whole cache when full, as before, made every stream in use load again from its first event
+/// after each such burst (`scripts/bench-http` adds more than 50,000 streams per round).
 public final class StreamCache: Sendable {
     struct Entry {
         var version: Int64
         var state: StreamState
     }
 
-    struct Generations {
-        var young: [StreamName: Entry] = [:]
-        var old: [StreamName: Entry] = [:]
-
-        /// Puts `entry` into the young generation, turning it old when full.
-        mutating func keep(_ stream: StreamName, _ entry: Entry, capacity: Int) {
-            if young.count >= capacity, young[stream] == nil {
-                old = young
-                young = [:]
-                young.reserveCapacity(capacity)
-            }
-            young[stream] = entry
-        }
-    }
-
-    private let capacity: Int
-    private let generations = Mutex(Generations())
+    private let entries: Mutex<GenerationalMap<StreamName, Entry>>
 
     /// `capacity`: states per generation (at most twice that are held: 50,000 by default).
     public init(capacity: Int = 25_000) {
-        self.capacity = capacity
+        entries = Mutex(GenerationalMap(capacity: capacity))
     }
 
     func entry(_ stream: StreamName) -> Entry? {
-        generations.withLock { generations in
-            if let young = generations.young[stream] { return young }
-            guard let old = generations.old.removeValue(forKey: stream) else { return nil }
-            generations.keep(stream, old, capacity: capacity)
-            return old
-        }
+        entries.withLock { $0.value(for: stream) }
     }
 
     /// Remembers `state` at `version`, unless a newer one is known.
     func remember(_ stream: StreamName, version: Int64, state: StreamState) {
-        generations.withLock { generations in
-            if let known = generations.young[stream] ?? generations.old[stream], known.version >= version { return }
-            generations.old[stream] = nil
-            generations.keep(stream, Entry(version: version, state: state), capacity: capacity)
+        entries.withLock { entries in
+            if let known = entries.peek(stream), known.version >= version { return }
+            entries.set(Entry(version: version, state: state), for: stream)
         }
     }
 
     /// How many states are held (both generations).
-    var count: Int { generations.withLock { $0.young.count + $0.old.count } }
+    var count: Int { entries.withLock { $0.count } }
 
     /// Forgets every state (a stream's meaning changed underneath, e.g. a rebuild in tests).
     public func removeAll() {
-        generations.withLock { $0 = Generations() }
+        entries.withLock { $0.removeAll() }
     }
 }

@@ -41,7 +41,8 @@ public final class DataKeys: Sendable {
     }
 
     private let wrapping: SymmetricKey
-    private let cache = Mutex<[UUID: Entry]>([:])
+    /// Bounded (`GenerationalMap`): the table is the truth; a key dropped is read again.
+    private let cache = Mutex(GenerationalMap<UUID, Entry>(capacity: 100_000))
     /// The erased users as last read, with how many there were (a changed count means reload).
     private let erased = Mutex<(count: Int, users: Set<UUID>)>((-1, []))
 
@@ -51,7 +52,7 @@ public final class DataKeys: Sendable {
     }
 
     /// The cached entry of `user`, if any.
-    public func cached(_ user: UUID) -> Entry? { cache.withLock { $0[user] } }
+    public func cached(_ user: UUID) -> Entry? { cache.withLock { $0.value(for: user) } }
 
     /// The entries of `users` from the cache, reading the others from `data_keys` on
     /// `connection`; with `create`, users without a row get a fresh key (written on
@@ -62,7 +63,7 @@ public final class DataKeys: Sendable {
         var missing: [UUID] = []
         cache.withLock { cache in
             for user in users {
-                if let entry = cache[user] { found[user] = entry } else { missing.append(user) }
+                if let entry = cache.value(for: user) { found[user] = entry } else { missing.append(user) }
             }
         }
         guard !missing.isEmpty else { return found }
@@ -109,7 +110,7 @@ public final class DataKeys: Sendable {
                 entries[user] = .key(try open(try row.string(1), of: user))
             }
         }
-        if caching { cache.withLock { cache in cache.merge(entries) { $1 } } }
+        if caching { cache.withLock { cache in for (id, entry) in entries { cache.set(entry, for: id) } } }
         return entries
     }
 
@@ -146,17 +147,17 @@ public final class DataKeys: Sendable {
 
     /// Caches the key of `user` once the append that stored it committed.
     public func remember(_ user: UUID, key: SymmetricKey) {
-        cache.withLock { $0[user] = .key(key) }
+        cache.withLock { $0.set(.key(key), for: user) }
     }
 
     /// Forgets every cached key (another process erased one): keys are read again on next use.
     public func forgetCachedKeys() {
-        cache.withLock { cache in cache = cache.filter { if case .erased = $0.value { true } else { false } } }
+        cache.withLock { cache in cache.filter { if case .erased = $0 { true } else { false } } }
     }
 
     /// Forgets `user`'s cached key (after their erasure committed).
     public func forget(_ user: UUID) {
-        cache.withLock { $0[user] = .erased }
+        cache.withLock { $0.set(.erased, for: user) }
     }
 
     /// Which of `users` are erased now, as the table says. One cheap count per call; the

@@ -13,14 +13,15 @@ import UUIDText
 /// process then forgets its cached message keys (`forgetCachedKeys`).
 public final class MessageKeys: Sendable {
     private let dataKeys: DataKeys
-    private let cache = Mutex<[UUID: DataKeys.Entry]>([:])
+    /// Bounded (`GenerationalMap`): the table is the truth; a key dropped is read again.
+    private let cache = Mutex(GenerationalMap<UUID, DataKeys.Entry>(capacity: 100_000))
 
     init(dataKeys: DataKeys) {
         self.dataKeys = dataKeys
     }
 
     /// The cached entry of `message`, if any.
-    public func cached(_ message: UUID) -> DataKeys.Entry? { cache.withLock { $0[message] } }
+    public func cached(_ message: UUID) -> DataKeys.Entry? { cache.withLock { $0.value(for: message) } }
 
     /// The entries of `messages` (message id → sender) from the cache, reading the others from
     /// `message_keys` on `connection`; with `create`, messages without a row get a fresh key
@@ -31,7 +32,7 @@ public final class MessageKeys: Sendable {
         var missing: [UUID] = []
         cache.withLock { cache in
             for message in messages.keys {
-                if let entry = cache[message] { found[message] = entry } else { missing.append(message) }
+                if let entry = cache.value(for: message) { found[message] = entry } else { missing.append(message) }
             }
         }
         guard !missing.isEmpty else { return found }
@@ -89,7 +90,7 @@ public final class MessageKeys: Sendable {
 
     /// Caches the key of `message` once the append that stored it committed.
     public func remember(_ message: UUID, key: SymmetricKey) {
-        cache.withLock { $0[message] = .key(key) }
+        cache.withLock { $0.set(.key(key), for: message) }
     }
 
     /// The entries of `messages` for opening their events: cached, or read on `connection`.
@@ -98,7 +99,7 @@ public final class MessageKeys: Sendable {
         var missing: [UUID] = []
         cache.withLock { cache in
             for message in messages {
-                if let entry = cache[message] { found[message] = entry } else { missing.append(message) }
+                if let entry = cache.value(for: message) { found[message] = entry } else { missing.append(message) }
             }
         }
         guard !missing.isEmpty else { return found }
@@ -126,7 +127,7 @@ public final class MessageKeys: Sendable {
             }
             entries[row.message] = .key(try Self.open(hex, of: row.message, under: senderKey))
         }
-        if caching { cache.withLock { cache in cache.merge(entries) { $1 } } }
+        if caching { cache.withLock { cache in for (id, entry) in entries { cache.set(entry, for: id) } } }
         return entries
     }
 
@@ -151,12 +152,12 @@ public final class MessageKeys: Sendable {
 
     /// Marks `message`'s key destroyed here (after its erasure committed).
     public func forget(_ message: UUID) {
-        cache.withLock { $0[message] = .erased }
+        cache.withLock { $0.set(.erased, for: message) }
     }
 
     /// Forgets every cached key (another process destroyed one): read again on next use.
     public func forgetCachedKeys() {
-        cache.withLock { cache in cache = cache.filter { if case .erased = $0.value { true } else { false } } }
+        cache.withLock { cache in cache.filter { if case .erased = $0 { true } else { false } } }
     }
 
     /// The key sealed under the sender's key, bound to its message, as hex.

@@ -1,0 +1,59 @@
+/// A map bounded by two generations: an approximate LRU without bookkeeping per hit.
+///
+/// Entries go into the young generation; when it holds `capacity`, it becomes the old one and the
+/// previous old one is dropped; an entry found in the old generation moves back into the young
+/// one. Entries in use so stay, however many new ones pass through, and at most `2 × capacity`
+/// are held. Not synchronized: keep it inside a `Mutex`. The caches of this process (folded
+/// streams, data keys, message keys) are such maps: the database stays the truth, so an entry
+/// dropped is only read again.
+public struct GenerationalMap<Key: Hashable, Value> {
+    /// Entries per generation.
+    public let capacity: Int
+    private var young: [Key: Value] = [:]
+    private var old: [Key: Value] = [:]
+
+    public init(capacity: Int) {
+        precondition(capacity > 0, "a generation holds at least one entry")
+        self.capacity = capacity
+    }
+
+    /// Entries held (both generations).
+    public var count: Int { young.count + old.count }
+
+    /// The value of `key`; found in the old generation, it moves into the young one.
+    public mutating func value(for key: Key) -> Value? {
+        if let value = young[key] { return value }
+        guard let value = old.removeValue(forKey: key) else { return nil }
+        keep(value, for: key)
+        return value
+    }
+
+    /// The value of `key`, where it stands.
+    public func peek(_ key: Key) -> Value? { young[key] ?? old[key] }
+
+    /// Sets the value of `key` (in the young generation).
+    public mutating func set(_ value: Value, for key: Key) {
+        old[key] = nil
+        keep(value, for: key)
+    }
+
+    /// Keeps only the entries `isIncluded` accepts.
+    public mutating func filter(_ isIncluded: (Value) -> Bool) {
+        young = young.filter { isIncluded($0.value) }
+        old = old.filter { isIncluded($0.value) }
+    }
+
+    public mutating func removeAll() {
+        young = [:]
+        old = [:]
+    }
+
+    private mutating func keep(_ value: Value, for key: Key) {
+        if young.count >= capacity, young[key] == nil {
+            old = young
+            young = [:]
+            young.reserveCapacity(capacity)
+        }
+        young[key] = value
+    }
+}
