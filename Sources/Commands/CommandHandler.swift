@@ -220,7 +220,9 @@ public struct CommandHandler: Sendable {
                     let spent = try await log.pool.withConnection { connection in try DropTokens.spend(hash: dropToken, on: connection) }
                     guard spent else { continue }
                 }
-                return CommandOutcome(events: [], position: nil, states: loaded.states, replayed: false)
+                var unchanged = CommandOutcome(events: [], position: nil, states: loaded.states, replayed: false)
+                unchanged.conflicts = conflicts
+                return unchanged
             }
             var states = loaded.states
             var versions = loaded.versions
@@ -293,6 +295,7 @@ public struct CommandHandler: Sendable {
             }
             var outcome = CommandOutcome(events: decision.events, position: result.appended.last, states: states, replayed: false)
             outcome.versions = versions
+            outcome.conflicts = conflicts
             return outcome
         }
         if let unknownOutcome { throw unknownOutcome }

@@ -13,4 +13,6 @@ public struct CommandOutcome: Sendable {
     public var replayed: Bool
     /// The version each stream in `states` is at (not filled for a replayed command id).
     public var versions: [StreamName: Int64] = [:]
+    /// Version conflicts the command met and ran again past (a hot stream shows here).
+    public var conflicts = 0
 }

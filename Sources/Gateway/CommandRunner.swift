@@ -60,6 +60,7 @@ struct CommandRunner: Sendable {
             throw CommandRefusal(.unauthorized)
         }
         if !outcome.replayed && !outcome.events.isEmpty { metrics.recordAppends(command: name, events: outcome.events.count) }
+        if outcome.conflicts > 0 { metrics.recordConflicts(command: name, count: outcome.conflicts) }
         return outcome
     }
 

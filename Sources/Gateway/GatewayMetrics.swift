@@ -38,6 +38,12 @@ public final class GatewayMetrics: Sendable {
         registry.makeCounter(name: "sniffmeet_events_appended_total", labels: [("command", command)]).increment(by: Int64(events))
     }
 
+    /// Counts the version conflicts commands of this process met and ran again past: a stream
+    /// many write at once (one conversation, one walk) shows here before it shows as `503`s.
+    func recordConflicts(command: String, count: Int) {
+        registry.makeCounter(name: "sniffmeet_command_conflicts_total", labels: [("command", command)]).increment(by: Int64(count))
+    }
+
     /// Updates the projector gauges (called at scrape time).
     func recordProjector(_ status: ProjectorStatus) {
         registry.makeGauge(name: "sniffmeet_projector_checkpoint_position", labels: [("projector", status.name)])
