@@ -396,6 +396,7 @@ public struct CommandHandler: Sendable {
         inSameTransaction: (@Sendable (Connection) throws -> Void)?
     ) async throws -> CommandOutcome {
         var conflicted = ""
+        var conflicts = 0
         var unknownOutcome: PostgresError?
         for _ in 0..<maxAttempts {
             do {
@@ -403,7 +404,7 @@ public struct CommandHandler: Sendable {
                 let ttl = walkTTL
                 let handler = self
                 let unknown = unknownOutcome != nil
-                let outcome = try await log.pool.withConnection { connection in
+                var outcome = try await log.pool.withConnection { connection in
                     try connection.transaction { connection in
                         if !metadata.isFirstUse || unknown, let replay = try handler.replay(of: metadata.commandID, on: connection) {
                             return replay
@@ -480,9 +481,11 @@ public struct CommandHandler: Sendable {
                 if !outcome.replayed {
                     for (stream, version) in outcome.versions { cache.remember(stream, version: version, state: outcome.states[stream]!) }
                 }
+                outcome.conflicts = conflicts
                 return outcome
             } catch EventLogError.versionConflict(let stream, _) {
                 conflicted = stream
+                conflicts += 1
                 continue
             } catch EventLogError.alreadyAppended {
                 // A concurrent run of this command id won; the next attempt returns its result.

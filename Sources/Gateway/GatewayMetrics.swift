@@ -38,8 +38,9 @@ public final class GatewayMetrics: Sendable {
         registry.makeCounter(name: "sniffmeet_events_appended_total", labels: [("command", command)]).increment(by: Int64(events))
     }
 
-    /// Counts the version conflicts commands of this process met and ran again past: a stream
-    /// many write at once (one conversation, one walk) shows here before it shows as `503`s.
+    /// Counts the version conflicts commands of this process met and ran again past (counted
+    /// when the command completes; a command refused after a conflict is not): a stream many
+    /// write at once (one conversation, one walk) shows here before it shows as `503`s.
     func recordConflicts(command: String, count: Int) {
         registry.makeCounter(name: "sniffmeet_command_conflicts_total", labels: [("command", command)]).increment(by: Int64(count))
     }

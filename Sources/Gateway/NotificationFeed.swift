@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// Streams do not poll. The feed waits until the notifications projector (and for `me` streams
 /// the chats projector) commits past what it has read, then reads the new entries of every
-/// listening user in one query and hands each stream its own. Idle streams cost nothing but a heartbeat every `heartbeatInterval`, which
-/// the feed also sends (no timer per stream), and a stream past its `closeAt` is ended there.
+/// listening user in one query and hands each stream its own. Idle streams cost nothing but a
+/// heartbeat every `heartbeatInterval`, which the feed also sends (no timer per stream), and a
+/// stream past its `closeAt` is ended there.
 ///
 /// A stream that resumes (`Last-Event-ID`) behind the feed first gets its own missed entries,
 /// read once, before it joins the shared reads.

@@ -14,10 +14,10 @@ public final class Connection {
     let handle: OpaquePointer
     /// Server-side prepared statements of this session, by SQL text.
     private var preparedNames: [String: String] = [:]
-    /// Every statement is prepared (and then planned once, under a generic plan), not only those
-    /// marked `prepared`: for a connection that runs one fixed set of statements over and over
-    /// (the projectors'), where planning cost more than some statements' execution. At most
-    /// `maxPrepared` texts are kept; past that, unmarked statements run unprepared.
+    /// Every statement is prepared, not only those marked `prepared`: for a connection that runs
+    /// one fixed set of statements over and over (the projectors', which also set
+    /// `plan_cache_mode` so each is planned once), where planning cost more than some statements'
+    /// execution. At most `maxPrepared` texts are kept; past that, unmarked statements run unprepared.
     public var preparesEveryStatement = false
     static let maxPrepared = 512
     /// What the notice receiver saw; owned by this connection, read on its thread.

@@ -40,7 +40,7 @@ extension NotificationFeed {
     /// to where the `me` streams stand (`position`, or the read models' position when nil, the
     /// first stream of its kind), and hands them the typing they missed. Returns that position.
     func joinMeStreams(at known: LogPosition?) async throws -> LogPosition {
-        var position: LogPosition
+        let position: LogPosition
         if let known {
             position = known
         } else {
