@@ -17,36 +17,60 @@ import Synchronization
 /// keeps sending) stay cached, however many new streams a burst of sign-ups adds. Emptying the
 /// whole cache when full, as before, made every stream in use load again from its first event
 /// after each such burst (`scripts/bench-http` adds more than 50,000 streams per round).
+///
+/// Long streams (at least `longStream` events: a conversation, a user with many mates) have
+/// generations of their own. Folding one again costs what it holds, hundreds of events, where a
+/// new user's stream costs one; a burst of new streams passes through the short ones' map and
+/// never pushes a long one out. Under `scripts/bench-http`, every round's sign-ups emptied the
+/// one map, and each round's first sends folded every conversation again from its first
+/// message: the sends' p99 grew with the conversations' length.
 public final class StreamCache: Sendable {
     struct Entry {
         var version: Int64
         var state: StreamState
     }
 
-    private let entries: Mutex<GenerationalMap<StreamName, Entry>>
+    private struct Maps {
+        var short: GenerationalMap<StreamName, Entry>
+        var long: GenerationalMap<StreamName, Entry>
+    }
 
-    /// `capacity`: states per generation (at most twice that are held: 50,000 by default).
-    public init(capacity: Int = 25_000) {
-        entries = Mutex(GenerationalMap(capacity: capacity))
+    private let maps: Mutex<Maps>
+    /// Events from which a stream counts as long.
+    let longStream: Int64
+
+    /// `capacity`: states per generation (at most twice that are held: 50,000 by default);
+    /// `longCapacity`: the same for long streams, those of at least `longStream` events.
+    public init(capacity: Int = 25_000, longCapacity: Int = 2_500, longStream: Int64 = 64) {
+        maps = Mutex(Maps(short: GenerationalMap(capacity: capacity), long: GenerationalMap(capacity: longCapacity)))
+        self.longStream = longStream
     }
 
     func entry(_ stream: StreamName) -> Entry? {
-        entries.withLock { $0.value(for: stream) }
+        maps.withLock { $0.long.value(for: stream) ?? $0.short.value(for: stream) }
     }
 
     /// Remembers `state` at `version`, unless a newer one is known.
     func remember(_ stream: StreamName, version: Int64, state: StreamState) {
-        entries.withLock { entries in
-            if let known = entries.peek(stream), known.version >= version { return }
-            entries.set(Entry(version: version, state: state), for: stream)
+        maps.withLock { maps in
+            if let known = maps.long.peek(stream) ?? maps.short.peek(stream), known.version >= version { return }
+            if version >= longStream {
+                maps.short.removeValue(for: stream)
+                maps.long.set(Entry(version: version, state: state), for: stream)
+            } else {
+                maps.short.set(Entry(version: version, state: state), for: stream)
+            }
         }
     }
 
-    /// How many states are held (both generations).
-    var count: Int { entries.withLock { $0.count } }
+    /// How many states are held (every generation).
+    var count: Int { maps.withLock { $0.short.count + $0.long.count } }
 
     /// Forgets every state (a stream's meaning changed underneath, e.g. a rebuild in tests).
     public func removeAll() {
-        entries.withLock { $0.removeAll() }
+        maps.withLock {
+            $0.short.removeAll()
+            $0.long.removeAll()
+        }
     }
 }

@@ -123,11 +123,26 @@ struct AppendPlan {
     /// server's CPU under `bench append`). Local to the (implicit) transaction.
     static let genericPlanSQL = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 
-    static let lockSQL = """
-        SELECT CASE WHEN t.read_only THEN pg_advisory_xact_lock_shared(t.key) ELSE pg_advisory_xact_lock(t.key) END
-        FROM (SELECT hashtextextended(s.stream_id, 7336) AS key, bool_and(s.read_only) AS read_only
-              FROM unnest($1::text[], $2::bool[]) AS s(stream_id, read_only) GROUP BY 1 ORDER BY 1) AS t
-        """
+    static let lockSQL = lockSQL(genericPlans: false)
+
+    /// The locks of an implicit transaction (the pipeline is the whole transaction), setting
+    /// `genericPlanSQL`'s plan mode for the rest of it in the same statement: one statement fewer
+    /// per batch. (Nothing needs lifting `statement_timeout` there: PostgreSQL stops the timer
+    /// at the sync point before the implicit commit, so that commit waits for the synchronous
+    /// standby without it; `SyncCommitTests` holds it to that.)
+    static let lockWithGenericPlansSQL = lockSQL(genericPlans: true)
+
+    /// Every stream's advisory lock in key order; with `genericPlans`, the setting first (an
+    /// initplan, run once whatever the rows).
+    private static func lockSQL(genericPlans: Bool) -> String {
+        let setting =
+            genericPlans ? "\n      WHERE (SELECT set_config('plan_cache_mode', 'force_generic_plan', true)) IS NOT NULL" : ""
+        return """
+            SELECT CASE WHEN t.read_only THEN pg_advisory_xact_lock_shared(t.key) ELSE pg_advisory_xact_lock(t.key) END
+            FROM (SELECT hashtextextended(s.stream_id, 7336) AS key, bool_and(s.read_only) AS read_only
+                  FROM unnest($1::text[], $2::bool[]) AS s(stream_id, read_only)\(setting) GROUP BY 1 ORDER BY 1) AS t
+            """
+    }
 
     /// One index probe per stream finds its head (version and writer); every check and every
     /// new version derives from it.
@@ -179,9 +194,14 @@ struct AppendPlan {
         expectations.keys.sorted().map { ($0, !writtenStreams.contains($0)) }
     }
 
-    /// The advisory locks of one or more plans, in key order, in one statement.
-    static func lockStatement(_ streams: [(stream: String, readOnly: Bool)]) -> Connection.Statement {
-        Connection.Statement(lockSQL, [streams.map(\.stream), streams.map(\.readOnly)], prepared: true)
+    /// The advisory locks of one or more plans, in key order, in one statement; `genericPlans`
+    /// for an implicit transaction (`lockWithGenericPlansSQL`).
+    static func lockStatement(_ streams: [(stream: String, readOnly: Bool)], genericPlans: Bool) -> Connection.Statement {
+        Connection.Statement(
+            genericPlans ? lockWithGenericPlansSQL : lockSQL,
+            [streams.map(\.stream), streams.map(\.readOnly)],
+            prepared: true
+        )
     }
 
     /// True when the insert takes array parameters and so needs `genericPlanSQL` before it.
@@ -235,14 +255,15 @@ struct AppendPlan {
     func run(on connection: Connection, guarded: [Connection.Statement] = []) throws -> AppendResult {
         try validate()
         var statements: [Connection.Statement] = []
-        if needsGenericPlan { statements.append(Connection.Statement(Self.genericPlanSQL, [], prepared: true)) }
-        statements.append(Self.lockStatement(lockedStreams))
+        // Alone (an implicit transaction), the lock statement sets generic plans; inside the
+        // caller's transaction that setting would outlive the append, so only an insert that
+        // takes arrays sets it.
+        let alone = connection.isIdle
+        if needsGenericPlan && !alone { statements.append(Connection.Statement(Self.genericPlanSQL, [], prepared: true)) }
+        statements.append(Self.lockStatement(lockedStreams, genericPlans: alone))
         statements.append(insertStatement)
         let insertIndex = statements.count - 1
         statements += guarded
-        // Alone (an implicit transaction): the commit at the sync point waits for the standby
-        // without statement_timeout (see `Connection.noTimeoutSQL`).
-        if connection.isIdle { statements += Self.commitWithoutTimeout }
         let inserted: QueryResult
         do {
             inserted = try connection.pipeline(statements)[insertIndex]
@@ -287,13 +308,6 @@ struct AppendPlan {
         }
         return error
     }
-
-    /// Ends a pipelined implicit transaction: lifts statement_timeout, then one more statement,
-    /// whose parse and bind stop the timer before the commit at the sync point. A timeout that
-    /// cancelled the commit's wait for the synchronous standby would leave it on the primary alone.
-    static let commitWithoutTimeout = [
-        Connection.Statement(Connection.noTimeoutSQL, prepared: true), Connection.Statement("SELECT", prepared: true),
-    ]
 
     /// The first run's result of this command, if its events are in the log, and then only once
     /// they are known to be on the synchronous standby (`EventLog.confirmReplicated`).

@@ -98,12 +98,19 @@ final class GroupCommit: Sendable {
                 state.inFlight += 1
                 return true
             }
-            if starts { Task { await self.flush() } }
+            if starts { startDrain() }
         }
     }
 
-    /// Sends batches until the queue is empty.
-    private func flush() async {
+    /// A drain on the next free connection (its `inFlight` place already taken).
+    private func startDrain() {
+        pool.submit(work: { connection in self.drain(on: connection) }, failure: { error in self.noConnection(error) })
+    }
+
+    /// On a connection's own thread: sends batches until the queue is empty, answering each
+    /// append from here (no task in between: one thread hop to the connection, one back to the
+    /// caller, as for a plain query).
+    private func drain(on connection: Connection) {
         while true {
             let batch = state.withLock { state -> [Waiting] in
                 // Another batch is on its way and few wait: leave them to it (the last one on its
@@ -118,43 +125,71 @@ final class GroupCommit: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
-            await run(batch)
+            if !run(batch, on: connection) { return }
         }
     }
 
-    private func run(_ batch: [Waiting]) async {
+    /// No connection for a drain (pool timeout or closed): the appends that no other drain will
+    /// take get the error; nothing of theirs was sent.
+    private func noConnection(_ error: any Error) {
+        let failed = state.withLock { state -> [Waiting] in
+            state.inFlight -= 1
+            guard state.inFlight == 0 else { return [] }
+            defer { state.queue.removeAll() }
+            return state.queue
+        }
+        for waiting in failed { waiting.continuation.resume(throwing: error) }
+    }
+
+    /// Sends `batch` and answers its appends. False when the connection broke: this drain ends
+    /// (the pool drops the connection) and another takes over what waits.
+    private func run(_ batch: [Waiting], on connection: Connection) -> Bool {
         let outcomes: [GroupAppendResult?]
         do {
-            outcomes = try await pool.withConnection { connection in try Self.together(batch, on: connection) }
+            outcomes = try Self.together(batch, on: connection)
         } catch {
             // Nothing of the batch is acknowledged: it failed (nothing committed), or its commit's
             // outcome is unknown (connection lost, the wait for the standby cut). Run alone, each
             // append finds its events or writes them; found ones wait for the standby first.
             outcomes = Array(repeating: nil, count: batch.count)
         }
+        var unanswered: [Waiting] = []
         for (waiting, outcome) in zip(batch, outcomes) {
             if let outcome {
                 waiting.continuation.resume(returning: outcome)
+            } else if connection.isUsable {
+                waiting.continuation.resume(
+                    with: Result { try Self.alone(waiting.plan, reads: waiting.reads, guarded: waiting.guarded, on: connection) }
+                )
             } else {
-                let plan = waiting.plan
-                let reads = waiting.reads
-                let guarded = waiting.guarded
-                do {
-                    waiting.continuation.resume(
-                        returning: try await pool.withConnection { connection in
-                            try Self.alone(plan, reads: reads, guarded: guarded, on: connection)
-                        }
-                    )
-                } catch {
-                    waiting.continuation.resume(throwing: error)
-                }
+                unanswered.append(waiting)
             }
         }
+        guard !unanswered.isEmpty else { return true }
+        // The connection is gone: the rest run alone on others, and a new drain serves the queue.
+        let starts = state.withLock { state -> Bool in
+            state.inFlight -= 1
+            guard !state.queue.isEmpty, state.inFlight == 0 else { return false }
+            state.inFlight += 1
+            return true
+        }
+        if starts { startDrain() }
+        for waiting in unanswered {
+            pool.submit(
+                work: { connection in
+                    waiting.continuation.resume(
+                        with: Result { try Self.alone(waiting.plan, reads: waiting.reads, guarded: waiting.guarded, on: connection) }
+                    )
+                },
+                failure: { error in waiting.continuation.resume(throwing: error) }
+            )
+        }
+        return false
     }
 
-    /// The batch in one pipeline, one implicit transaction: the generic-plan setting when an
-    /// insert takes arrays, every stream's lock in one statement, each append's insert, then one
-    /// read for all appends' reads. Nil for an append whose condition failed.
+    /// The batch in one pipeline, one implicit transaction: every stream's lock in one statement
+    /// (which also sets generic plans: `AppendPlan.lockWithGenericPlansSQL`), each append's
+    /// insert, then one read for all appends' reads. Nil for an append whose condition failed.
     ///
     /// The read comes after every insert of the batch and asks each stream from the lowest
     /// version any append knows; each append gets its streams' events past its own version.
@@ -163,10 +198,7 @@ final class GroupCommit: Sendable {
     /// statement per command, and concurrent commands mostly ask for the same users' streams.)
     private static func together(_ batch: [Waiting], on connection: Connection) throws -> [GroupAppendResult?] {
         var statements: [Connection.Statement] = []
-        if batch.contains(where: { $0.plan.needsGenericPlan }) {
-            statements.append(Connection.Statement(AppendPlan.genericPlanSQL, [], prepared: true))
-        }
-        statements.append(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams)))
+        statements.append(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams), genericPlans: true))
         let first = statements.count
         statements += batch.map(\.plan.insertStatement)
         // After every insert: each guarded write sees whether its own append wrote.
@@ -175,10 +207,7 @@ final class GroupCommit: Sendable {
         for waiting in batch {
             for (stream, version) in waiting.reads { asked[stream] = min(asked[stream] ?? version, version) }
         }
-        // The commit at the sync point waits for the synchronous standby without statement_timeout;
-        // the read (when there is one) is the statement after the setting that stops the timer.
-        statements.append(AppendPlan.commitWithoutTimeout[0])
-        statements.append(asked.isEmpty ? AppendPlan.commitWithoutTimeout[1] : EventLog.readStreamsStatement(after: asked))
+        if !asked.isEmpty { statements.append(EventLog.readStreamsStatement(after: asked)) }
         let results = try connection.pipeline(statements, chunkSize: Int.max)
         let read = asked.isEmpty ? [:] : try EventLog.streams(from: results[results.count - 1], asked: asked)
         var outcomes: [GroupAppendResult?] = []

@@ -37,6 +37,12 @@ public struct GenerationalMap<Key: Hashable, Value> {
         keep(value, for: key)
     }
 
+    /// Forgets `key`.
+    public mutating func removeValue(for key: Key) {
+        young[key] = nil
+        old[key] = nil
+    }
+
     /// Keeps only the entries `isIncluded` accepts.
     public mutating func filter(_ isIncluded: (Value) -> Bool) {
         young = young.filter { isIncluded($0.value) }

@@ -124,6 +124,14 @@ public final class ConnectionPool: Sendable {
         }
     }
 
+    /// Runs `body` on a pooled connection's own thread with no task waiting for it: for work
+    /// that answers its callers itself, as group commit resumes each append's continuation from
+    /// the connection's thread (an awaiting task in between cost two more thread hops per
+    /// batch). `failure` gets the error when no connection could be had (timeout, pool closed).
+    public func submit(work body: @escaping @Sendable (Connection) -> Void, failure: @escaping @Sendable (any Error) -> Void) {
+        submit(PoolJob(deadline: .now + acquireTimeout, work: body, failure: failure))
+    }
+
     /// Runs `body` inside a transaction on a pooled connection.
     public func withTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withConnection { connection in try connection.transaction(body) }

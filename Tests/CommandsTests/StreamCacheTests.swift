@@ -38,6 +38,25 @@ final class StreamCacheTests: XCTestCase {
         XCTAssertLessThanOrEqual(cache.count, 20)
     }
 
+    /// A long stream costs its whole history to fold again: a burst of new streams, however
+    /// large, leaves it where it is, and long streams are bounded on their own.
+    func testABurstOfNewStreamsNeverPushesOutALongStream() {
+        let cache = StreamCache(capacity: 10, longCapacity: 3, longStream: 50)
+        let conversation = StreamName.user(UUID())
+        cache.remember(conversation, version: 49, state: state(of: conversation))
+        cache.remember(conversation, version: 120, state: state(of: conversation))
+        addNewStreams(1_000, to: cache)
+        XCTAssertEqual(cache.entry(conversation)?.version, 120)
+        XCTAssertLessThanOrEqual(cache.count, 20 + 6)
+        // Long streams push out long streams not in use.
+        for _ in 0..<7 {
+            let other = StreamName.user(UUID())
+            cache.remember(other, version: 64, state: state(of: other))
+        }
+        XCTAssertNil(cache.entry(conversation))
+        XCTAssertLessThanOrEqual(cache.count, 20 + 6)
+    }
+
     func testAnOlderVersionNeverReplacesANewerOne() {
         let cache = StreamCache(capacity: 10)
         let stream = StreamName.user(UUID())

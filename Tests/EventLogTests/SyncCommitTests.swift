@@ -57,6 +57,53 @@ final class SyncCommitTests: XCTestCase {
         await pool.close()
     }
 
+    /// The gateway's connections carry a `statement_timeout`. An append's commit must wait for
+    /// the synchronous standby past it: a timeout that cancelled that wait would leave every
+    /// command of a slow standby's moment unacknowledged. An append commits implicitly at the
+    /// pipeline's sync point, after PostgreSQL stops the statement timer (`finish_xact_command`);
+    /// this holds both ways an append commits to that, for three times the timeout: a
+    /// group-committed batch, and an append on an idle connection.
+    func testAnAppendsWaitForTheStandbyOutlastsTheStatementTimeout() async throws {
+        let cluster = try ReplicatedCluster()
+        defer { cluster.stop() }
+        try cluster.primary.setAndReload("synchronous_standby_names", "absent")
+        let timeoutMilliseconds = 300
+        let ownerURL = cluster.url(cluster.primary, user: EmbeddedPostgres.ownerLogin)
+        let timedURL = ownerURL + " options='-c statement_timeout=\(timeoutMilliseconds)'"
+        XCTAssertEqual(try Connection(connectionString: timedURL).execute("SHOW statement_timeout").first!.string(0), "300ms")
+        let pool = ConnectionPool(connectionString: timedURL, maxConnections: 4)
+        let log = EventLog(pool: pool)
+        let events = (1...3).map { NewEvent(stream: "timed-\($0)", type: "thing_happened", data: Data(#"{"n":1}"#.utf8)) }
+
+        let grouped = Task { try await log.append(commandID: UUID(), expectations: ["timed-1": .noStream], events: [events[0]]) }
+        let idle = Task.detached {
+            try EventLog.append(
+                on: try Connection(connectionString: timedURL),
+                commandID: UUID(),
+                expectations: ["timed-2": .noStream, "timed-3": .noStream],
+                events: Array(events[1...])
+            )
+        }
+        // Both commits wait for the absent standby for three times the timeout, then it comes.
+        let admin = try Connection(connectionString: cluster.primary.connectionString())
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try admin.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'").first!.int(0) < 2 {
+            XCTAssertLessThan(ContinuousClock.now, deadline, "both appends should be waiting for the standby")
+            if ContinuousClock.now >= deadline { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(3 * timeoutMilliseconds))
+        XCTAssertEqual(try admin.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'").first!.int(0), 2)
+        try cluster.primary.setAndReload("synchronous_standby_names", "standby")
+
+        let first = try await grouped.value
+        XCTAssertEqual(first.positions.count, 1)
+        XCTAssertFalse(first.replayed)
+        let second = try await idle.value
+        XCTAssertEqual(second.positions.count, 2)
+        await pool.close()
+    }
+
     func testAConnectionLostDuringCommitIsNotAcknowledged() throws {
         let cluster = try ReplicatedCluster()
         defer { cluster.stop() }
