@@ -11,6 +11,43 @@ final class ChatStreamTests: XCTestCase {
         (try? JSONSerialization.jsonObject(with: Data((frame.data ?? "").utf8))) as? [String: Any] ?? [:]
     }
 
+    /// An app stream waits for both projectors it reads from (the inbox's and the chats');
+    /// with the chats projector stopped, the inbox-only streams open beside it still get their
+    /// entries at once. The chats projector is held here by another session owning its lock.
+    func testAStoppedChatsProjectorHoldsUpOnlyTheAppStreams() async throws {
+        let fixture = try GatewayFixture("chat_stream_stopped") {
+            $0.streamMaxDuration = .milliseconds(1500)
+            $0.heartbeatInterval = .milliseconds(300)
+        }
+        let owner = try Connection(connectionString: fixture.ownerURL)
+        try owner.execute("SELECT pg_advisory_lock(73362244, hashtext('chats'))")
+        try await fixture.run { client in
+            let a = try await client.signUp("stoppeda")
+            let b = try await client.signUp("stoppedb")
+            try await client.makeMates(a, b)
+
+            async let inbox = client.send(.get, "/v1/me/notifications/stream", token: b.token)
+            async let app = client.send(.get, "/v1/me/stream", token: b.token)
+            try await Task.sleep(for: .milliseconds(300))
+            let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b))
+            XCTAssertEqual(walk.status, 201, walk.text)
+            let walkID = try XCTUnwrap(walk.json["walk_id"] as? String)
+
+            let inboxReply = try await inbox
+            XCTAssertEqual(inboxReply.status, 200)
+            // (The mate request's entry may come too, when it was projected after the stream opened.)
+            let entries = Frames.frames(inboxReply.text).frames.filter { $0.event == "notification" && $0.data?.contains(walkID) == true }
+            XCTAssertEqual(entries.count, 1, "the walk reaches the inbox stream once: \(inboxReply.text)")
+            let appReply = try await app
+            XCTAssertEqual(appReply.status, 200)
+            XCTAssertFalse(
+                appReply.text.contains("event: notification"),
+                "the app stream waits until the chats projector passes too: \(appReply.text)"
+            )
+        }
+        try owner.execute("SELECT pg_advisory_unlock(73362244, hashtext('chats'))")
+    }
+
     func testMessagesReadAndTypingArriveAndResumeOnce() async throws {
         let fixture = try GatewayFixture("chat_stream") {
             $0.streamMaxDuration = .milliseconds(1500)
