@@ -1,0 +1,34 @@
+import Foundation
+import XCTest
+
+@testable import Commands
+
+/// Bearer secrets: 43 URL-safe characters carrying 256 bits, never the same twice.
+final class SecretTokenTests: XCTestCase {
+    func testATokenIs43URLSafeCharactersAndDecodesTo32Bytes() throws {
+        var seen = Set<String>()
+        for _ in 0..<1_000 {
+            let token = SecretToken.generate()
+            XCTAssertEqual(token.utf8.count, 43, token)
+            XCTAssertTrue(token.utf8.allSatisfy { $0.isURLSafeBase64 }, token)
+            let standard = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "="
+            XCTAssertEqual(Data(base64Encoded: standard)?.count, 32, token)
+            seen.insert(token)
+        }
+        XCTAssertEqual(seen.count, 1_000)
+    }
+
+    /// Every byte value at every place: the bytes that encode to `+` and `/` come out as `-` and `_`.
+    func testTheURLSafeAlphabetReplacesPlusAndSlashAndDropsPadding() {
+        XCTAssertEqual(SecretToken.base64URL([0xFB, 0xFF, 0xBF]), "-_-_")
+        XCTAssertEqual(SecretToken.base64URL([0xFF]), "_w")
+        XCTAssertEqual(SecretToken.base64URL(Array("hello".utf8)), "aGVsbG8")
+    }
+}
+
+extension UInt8 {
+    fileprivate var isURLSafeBase64: Bool {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || self == UInt8(ascii: "-") || self == UInt8(ascii: "_")
+    }
+}
