@@ -20,12 +20,12 @@ public struct ChatState: Sendable, Equatable {
         }
     }
 
-    public var messages: [UUID: Message]
+    public var messages: ChatMessages
     /// The `seq` of the newest message (0 before the first).
     public var lastSeq: Int
 
     public init(messages: [UUID: Message] = [:], lastSeq: Int = 0) {
-        self.messages = messages
+        self.messages = ChatMessages(messages)
         self.lastSeq = lastSeq
     }
 
