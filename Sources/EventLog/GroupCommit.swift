@@ -61,6 +61,11 @@ final class GroupCommit: Sendable {
         var reads: [String: Int64]
         var guarded: [Connection.Statement]
         var continuation: CheckedContinuation<GroupAppendResult, any Error>
+
+        /// Runs the append on its own (`GroupCommit.alone`) and answers it.
+        func answerAlone(on connection: Connection) {
+            continuation.resume(with: Result { try GroupCommit.alone(plan, reads: reads, guarded: guarded, on: connection) })
+        }
     }
 
     private struct State {
@@ -158,9 +163,7 @@ final class GroupCommit: Sendable {
             if let outcome {
                 waiting.continuation.resume(returning: outcome)
             } else if connection.isUsable {
-                waiting.continuation.resume(
-                    with: Result { try Self.alone(waiting.plan, reads: waiting.reads, guarded: waiting.guarded, on: connection) }
-                )
+                waiting.answerAlone(on: connection)
             } else {
                 unanswered.append(waiting)
             }
@@ -175,14 +178,7 @@ final class GroupCommit: Sendable {
         }
         if starts { startDrain() }
         for waiting in unanswered {
-            pool.submit(
-                work: { connection in
-                    waiting.continuation.resume(
-                        with: Result { try Self.alone(waiting.plan, reads: waiting.reads, guarded: waiting.guarded, on: connection) }
-                    )
-                },
-                failure: { error in waiting.continuation.resume(throwing: error) }
-            )
+            pool.submit(work: { connection in waiting.answerAlone(on: connection) }, failure: { waiting.continuation.resume(throwing: $0) })
         }
         return false
     }

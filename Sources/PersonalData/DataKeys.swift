@@ -110,7 +110,7 @@ public final class DataKeys: Sendable {
                 entries[user] = .key(try open(try row.string(1), of: user))
             }
         }
-        if caching { cache.withLock { cache in for (id, entry) in entries { cache.set(entry, for: id) } } }
+        if caching { cache.withLock { $0.set(contentsOf: entries) } }
         return entries
     }
 

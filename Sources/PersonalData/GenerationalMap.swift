@@ -37,6 +37,11 @@ public struct GenerationalMap<Key: Hashable, Value> {
         keep(value, for: key)
     }
 
+    /// Sets every value of `entries` (in the young generation).
+    public mutating func set(contentsOf entries: [Key: Value]) {
+        for (key, value) in entries { set(value, for: key) }
+    }
+
     /// Forgets `key`.
     public mutating func removeValue(for key: Key) {
         young[key] = nil

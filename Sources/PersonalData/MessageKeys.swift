@@ -127,7 +127,7 @@ public final class MessageKeys: Sendable {
             }
             entries[row.message] = .key(try Self.open(hex, of: row.message, under: senderKey))
         }
-        if caching { cache.withLock { cache in for (id, entry) in entries { cache.set(entry, for: id) } } }
+        if caching { cache.withLock { $0.set(contentsOf: entries) } }
         return entries
     }
 

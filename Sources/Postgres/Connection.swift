@@ -138,7 +138,7 @@ public final class Connection {
 
     /// Lifts `statement_timeout` for the rest of the current transaction; a later statement of
     /// the same transaction (or the COMMIT) then runs, and waits for the standby, without it.
-    public static let noTimeoutSQL = "SELECT set_config('statement_timeout', '0', true)"
+    static let noTimeoutSQL = "SELECT set_config('statement_timeout', '0', true)"
 
     /// Throws `commitUnconfirmed` when the server warned that a commit stopped waiting for the
     /// synchronous standby since the last check (cancel, timeout, shutdown): it is committed

@@ -37,7 +37,7 @@ public final class ProjectionRunner: Sendable {
     }
 
     /// The advisory lock class of projector ownership (the key is `hashtext(name)`).
-    static let lockClass: Int32 = 73_362_244
+    public static let lockClass: Int32 = 73_362_244
 
     public let log: EventLog
     /// Opens sealed personal parts of the events it projects.

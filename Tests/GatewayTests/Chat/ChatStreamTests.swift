@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Projections
 import XCTest
 
 /// `GET /v1/me/stream`: chat messages, read markers and typing beside inbox entries, resumed
@@ -20,7 +21,7 @@ final class ChatStreamTests: XCTestCase {
             $0.heartbeatInterval = .milliseconds(300)
         }
         let owner = try Connection(connectionString: fixture.ownerURL)
-        try owner.execute("SELECT pg_advisory_lock(73362244, hashtext('chats'))")
+        try owner.execute("SELECT pg_advisory_lock($1::int, hashtext('chats'))", [ProjectionRunner.lockClass])
         try await fixture.run { client in
             let a = try await client.signUp("stoppeda")
             let b = try await client.signUp("stoppedb")
@@ -45,7 +46,7 @@ final class ChatStreamTests: XCTestCase {
                 "the app stream waits until the chats projector passes too: \(appReply.text)"
             )
         }
-        try owner.execute("SELECT pg_advisory_unlock(73362244, hashtext('chats'))")
+        try owner.execute("SELECT pg_advisory_unlock($1::int, hashtext('chats'))", [ProjectionRunner.lockClass])
     }
 
     func testMessagesReadAndTypingArriveAndResumeOnce() async throws {

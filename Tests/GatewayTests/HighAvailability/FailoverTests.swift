@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import Postgres
 import PostgresTesting
+import Projections
 import XCTest
 
 extension GatewayFixture {
@@ -81,8 +82,11 @@ final class FailoverTests: XCTestCase {
             var locks = 0
             for _ in 0..<100 {
                 listening = try newPrimary.execute("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").first!.int(0)
-                locks = try newPrimary.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 73362244").first!
-                    .int(0)
+                locks = try newPrimary.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::oid",
+                    [ProjectionRunner.lockClass]
+                ).first!
+                .int(0)
                 if listening >= 1 && locks > 0 { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
