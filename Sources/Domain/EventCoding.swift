@@ -48,17 +48,17 @@ extension Event {
             case .reportResolved(let p): return try encoder.encode(p)
             case .userSuspended(let p): return try encoder.encode(p)
             case .userBlocked(let p), .userUnblocked(let p): return try encoder.encode(p)
-            case .nicknameReserved(let p), .nicknameReleased(let p): return try encoder.encode(p)
-            case .mateRequested(let p), .mateDeclined(let p), .mateRequestCancelled(let p): return try encoder.encode(p)
-            case .mateAccepted(let p): return try encoder.encode(p)
+            case .nicknameReserved(let p), .nicknameReleased(let p): return try p.handwrittenJSON(part) ?? encoder.encode(p)
+            case .mateRequested(let p), .mateDeclined(let p), .mateRequestCancelled(let p): return p.handwrittenJSON()
+            case .mateAccepted(let p): return p.handwrittenJSON()
             case .matesUnpaired(let p): return try encoder.encode(p)
             case .walkRequested(let p): return try p.handwrittenJSON(part) ?? encoder.encode(p)
             case .walkAccepted(let p), .walkDeclined(let p), .walkCancelled(let p), .walkExpired(let p):
-                return try encoder.encode(p)
+                return p.handwrittenJSON()
             case .walkLogged(let p): return try encoder.encode(p)
             case .walkLogVisibilityChanged(let p): return try encoder.encode(p)
             case .walkLogDeleted(let p): return try encoder.encode(p)
-            case .messageSent(let p): return try encoder.encode(p)
+            case .messageSent(let p): return try p.handwrittenJSON(part) ?? encoder.encode(p)
             case .messageEdited(let p): return try encoder.encode(p)
             case .messageUnsent(let p): return try encoder.encode(p)
             case .erased(let e): preconditionFailure("an erased \(e.typeName) event is never written")
@@ -131,84 +131,83 @@ extension Event {
 }
 
 extension WalkRequested {
-    /// The same bytes as `JSONEncoder` gives (sorted keys, no escaped slashes), written by hand
-    /// for the event every SendWalk appends: the encoder was 5 % of the server's CPU per
-    /// command. Nil when a value is outside what this writer knows to format exactly like the
-    /// encoder (exponents, negative zero, control or line-separator characters), which then
-    /// encodes as before. A test compares both on many random walks.
+    /// The event every SendWalk appends, written by `EventJSONWriter`; nil when a value needs
+    /// `JSONEncoder` (see there).
     func handwrittenJSON(_ part: EventPart = .whole) -> Data? {
-        guard let latitude = Self.plainNumber(latitude), let longitude = Self.plainNumber(longitude),
-            Self.isPlain(message), placeName.map(Self.isPlain) ?? true
+        var json = EventJSONWriter(part, capacity: 256 + message.utf8.count + (placeName?.utf8.count ?? 0))
+        json.date(#""created_at":"#, createdAt)
+        json.date(#""expires_at":"#, expiresAt)
+        json.uuid(#""from":"#, from)
+        guard json.number(#""latitude":"#, latitude, personal: true), json.number(#""longitude":"#, longitude, personal: true),
+            json.text(#""message":"#, message, personal: true), json.text(#""place_name":"#, placeName, personal: true)
         else { return nil }
-        // Bytes, not String concatenation: the temporaries and scalar-by-scalar appends of
-        // the first version were still 2.5% of the server's CPU per SendWalk.
-        var out: [UInt8] = []
-        out.reserveCapacity(256 + message.utf8.count + (placeName?.utf8.count ?? 0))
-        func add(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
-        // Members in sorted key order, each part keeping that order.
-        var first = true
-        func key(_ text: StaticString) {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            add(text)
-        }
-        add("{")
-        if part.writesClear {
-            key(#""created_at":""#)
-            Timestamp.appendUTF8(createdAt, to: &out)
-            add(#"""#)
-            key(#""expires_at":""#)
-            Timestamp.appendUTF8(expiresAt, to: &out)
-            add(#"""#)
-            key(#""from":""#)
-            from.appendLowercase(to: &out)
-            add(#"""#)
-        }
-        if part.writesPersonal {
-            key(#""latitude":"#)
-            out.append(contentsOf: latitude.utf8)
-            key(#""longitude":"#)
-            out.append(contentsOf: longitude.utf8)
-            key(#""message":"#)
-            Self.appendQuoted(message, to: &out)
-            key(#""place_name":"#)
-            if let placeName { Self.appendQuoted(placeName, to: &out) } else { add("null") }
-        }
-        if part.writesClear {
-            key(#""to":""#)
-            to.appendLowercase(to: &out)
-            add(#"""#)
-            key(#""walk_id":""#)
-            walkID.appendLowercase(to: &out)
-            add(#"""#)
-        }
-        add("}")
-        return Data(out)
+        json.uuid(#""to":"#, to)
+        json.uuid(#""walk_id":"#, walkID)
+        return json.data()
     }
+}
 
-    /// A double as the encoder writes it, when that is plain digits: integral values without
-    /// ".0", others by their shortest round-trip form.
-    static func plainNumber(_ value: Double) -> String? {
-        guard value.isFinite, !(value == 0 && value.sign == .minus) else { return nil }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        let text = value.description
-        // Bytes: `String.contains(_:)` with a string goes through Foundation (NSString bridging).
-        return text.utf8.contains(UInt8(ascii: "e")) ? nil : text
+extension MessageSent {
+    /// The event every chat send appends, written by `EventJSONWriter`; nil when its text
+    /// needs `JSONEncoder`.
+    func handwrittenJSON(_ part: EventPart = .whole) -> Data? {
+        var json = EventJSONWriter(part, capacity: 256 + (text?.utf8.count ?? 0))
+        json.uuid(#""from":"#, from)
+        json.uuid(#""message_id":"#, messageID)
+        json.uuid(#""photo_id":"#, photoID, personal: true)
+        json.date(#""sent_at":"#, sentAt)
+        json.int(#""seq":"#, seq)
+        guard json.text(#""text":"#, text, personal: true) else { return nil }
+        json.uuid(#""to":"#, to)
+        return json.data()
     }
+}
 
-    /// Text the writer quotes exactly like the encoder: no control characters, no U+2028/2029.
-    static func isPlain(_ text: String) -> Bool {
-        text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && $0.value != 0x2028 && $0.value != 0x2029 }
+extension MateRequestUpdate {
+    /// RequestMate's, DeclineMate's and CancelMateRequest's event, written by `EventJSONWriter`.
+    func handwrittenJSON() -> Data {
+        var json = EventJSONWriter(.whole)
+        json.date(#""at":"#, at)
+        json.uuid(#""from":"#, from)
+        json.uuid(#""request_id":"#, requestID)
+        json.uuid(#""to":"#, to)
+        return json.data()
     }
+}
 
-    /// `"` and `\` escaped, everything else as is (`isPlain` text): byte by byte is safe, as
-    /// neither byte occurs inside a multi-byte UTF-8 sequence.
-    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
-            out.append(byte)
-        }
-        out.append(UInt8(ascii: "\""))
+extension MateAccepted {
+    /// AcceptMate's event, written by `EventJSONWriter`.
+    func handwrittenJSON() -> Data {
+        var json = EventJSONWriter(.whole)
+        json.date(#""at":"#, at)
+        json.uuid(#""from":"#, from)
+        json.bool(#""mutual":"#, mutual)
+        json.uuid(#""request_id":"#, requestID)
+        json.uuid(#""to":"#, to)
+        return json.data()
+    }
+}
+
+extension WalkUpdate {
+    /// RespondWalk's (and the expiry's, a cancel's) event, written by `EventJSONWriter`.
+    func handwrittenJSON() -> Data {
+        var json = EventJSONWriter(.whole)
+        json.date(#""at":"#, at)
+        json.uuid(#""from":"#, from)
+        json.uuid(#""to":"#, to)
+        json.uuid(#""walk_id":"#, walkID)
+        return json.data()
+    }
+}
+
+extension NicknameClaim {
+    /// The nickname stream's event of every sign-up, written by `EventJSONWriter`; nil when the
+    /// nickname needs `JSONEncoder`.
+    func handwrittenJSON(_ part: EventPart = .whole) -> Data? {
+        var json = EventJSONWriter(part)
+        json.date(#""at":"#, at)
+        guard json.text(#""nickname":"#, nickname, personal: true) else { return nil }
+        json.uuid(#""user_id":"#, userID)
+        return json.data()
     }
 }

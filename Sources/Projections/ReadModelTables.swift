@@ -13,6 +13,15 @@ public enum ReadModelTables {
         let kind = temporary ? "TEMPORARY TABLE" : "TABLE IF NOT EXISTS"
         let tail = temporary ? " ON COMMIT DROP" : ""
         try connection.execute("CREATE \(kind) \(set(table)) (LIKE \(TableSet.live(table)) INCLUDING ALL)\(tail)")
+        // LIKE copies no storage parameters: the copy keeps the live table's fillfactor (the
+        // room that keeps `chat_conversations`' updates HOT), or it would lose it when swapped in.
+        let options = try connection.execute(
+            "SELECT array_to_string(reloptions, ', ') FROM pg_class WHERE oid = to_regclass($1)",
+            [TableSet.live(table)]
+        )
+        if let options = options.first?.optionalString(0), !options.isEmpty {
+            try connection.execute("ALTER TABLE \(set(table)) SET (\(options))")
+        }
     }
 
     /// Inside the caller's transaction: drops the live `table`, renames the copy in `set` to

@@ -74,6 +74,26 @@ final class RebuildTests: XCTestCase {
         assertSameRows(try await h.actual(), h.expected())
     }
 
+    func testASwappedInTableKeepsTheLiveTablesStorageParameters() async throws {
+        let h = try Harness("rebuild_storage", seed: 5)
+        try await h.append(100)
+        func conversations() async throws -> (oid: Int64, options: String) {
+            try await h.query { connection in
+                let row = try connection.execute(
+                    "SELECT oid::bigint, coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'chat_conversations'::regclass"
+                ).first!
+                return (try row.int64(0), try row.string(1))
+            }
+        }
+        let before = try await conversations()
+        XCTAssertEqual(before.options, "fillfactor=80", "schema 0036 leaves room for HOT updates")
+        let job = RebuildJob(connectionString: h.ownerConnectionString, sealer: TestDatabase.sealer, batchSize: 200)
+        guard case .swapped = try await job.run(onThread: { false }, progress: { _ in }) else { return XCTFail("not swapped") }
+        let after = try await conversations()
+        XCTAssertNotEqual(after.oid, before.oid, "the table was replaced")
+        XCTAssertEqual(after.options, "fillfactor=80")
+    }
+
     func testCancelledRebuildLeavesLiveTablesServingAndARerunResumes() async throws {
         let h = try Harness("rebuild_resume", seed: 8)
         try await h.append(1200)

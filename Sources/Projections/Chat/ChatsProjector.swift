@@ -13,7 +13,8 @@ public struct ChatsProjector: Projector {
     public var tables: [String] { ["chat_messages", "chat_conversations"] }
 
     public func apply(_ events: [ProjectedEvent], to tables: TableSet, on connection: Connection, sealer: EventSealer) throws {
-        try DeletedAccounts.remove(events, from: tables("chat_messages"), naming: ["from_user", "to_user"], on: connection)
+        // A message's sender and addressee are its pair's `lo` and `hi`, which are indexed.
+        try DeletedAccounts.remove(events, from: tables("chat_messages"), naming: ["lo", "hi"], on: connection)
         try DeletedAccounts.remove(events, from: tables("chat_conversations"), naming: ["user_id", "mate_id"], on: connection)
         // Read markers live outside the log; a deleted account's go with the live read model.
         if tables == .live {

@@ -261,7 +261,7 @@ extension ChatsQueries {
     }
 
     static let latestSQL = """
-        SELECT log_transaction_id, log_position FROM chat_messages WHERE from_user = $1 OR to_user = $1
+        SELECT log_transaction_id, log_position FROM chat_messages WHERE lo = $1 OR hi = $1
         ORDER BY log_transaction_id DESC, log_position DESC LIMIT 1
         """
 
