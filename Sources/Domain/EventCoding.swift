@@ -37,8 +37,8 @@ extension Event {
         let encoder = Self.encoders[part]!
         do {
             switch self {
-            case .userRegistered(let p): return try encoder.encode(p)
-            case .profileUpdated(let p): return try encoder.encode(p)
+            case .userRegistered(let p): return try p.handwrittenJSON(part) ?? encoder.encode(p)
+            case .profileUpdated(let p): return try p.handwrittenJSON(part) ?? encoder.encode(p)
             case .deviceTokenSet(let p): return try encoder.encode(p)
             case .notificationDismissed(let p): return try encoder.encode(p)
             case .userDeleted(let p): return try encoder.encode(p)
@@ -207,6 +207,50 @@ extension NicknameClaim {
         var json = EventJSONWriter(part)
         json.date(#""at":"#, at)
         guard json.text(#""nickname":"#, nickname, personal: true) else { return nil }
+        json.uuid(#""user_id":"#, userID)
+        return json.data()
+    }
+}
+
+extension DogProfile {
+    /// The profile as a nested object, written by `EventJSONWriter`; nil when a text needs
+    /// `JSONEncoder`.
+    func handwrittenJSON() -> [UInt8]? {
+        var json = EventJSONWriter(.whole)
+        json.int(#""age":"#, age)
+        guard json.text(#""dog_name":"#, dogName) else { return nil }
+        json.names(#""keywords":"#, keywords.map(\.rawValue))
+        json.bool(#""neutered":"#, neutered)
+        guard json.text(#""nickname":"#, nickname), json.text(#""profile_image":"#, profileImage) else { return nil }
+        json.name(#""sex":"#, sex.rawValue)
+        json.name(#""size":"#, size.rawValue)
+        return json.closed()
+    }
+}
+
+extension UserRegistered {
+    /// Every sign-up's event, written by `EventJSONWriter`; nil when the profile needs `JSONEncoder`.
+    func handwrittenJSON(_ part: EventPart = .whole) -> Data? {
+        var json = EventJSONWriter(part)
+        if part.writesPersonal {
+            guard let profile = profile.handwrittenJSON() else { return nil }
+            json.object(#""profile":"#, profile, personal: true)
+        }
+        json.date(#""registered_at":"#, registeredAt)
+        json.uuid(#""user_id":"#, userID)
+        return json.data()
+    }
+}
+
+extension ProfileUpdated {
+    /// A profile change's event, written by `EventJSONWriter`; nil when the profile needs `JSONEncoder`.
+    func handwrittenJSON(_ part: EventPart = .whole) -> Data? {
+        var json = EventJSONWriter(part)
+        if part.writesPersonal {
+            guard let profile = profile.handwrittenJSON() else { return nil }
+            json.object(#""profile":"#, profile, personal: true)
+        }
+        json.date(#""updated_at":"#, updatedAt)
         json.uuid(#""user_id":"#, userID)
         return json.data()
     }

@@ -23,10 +23,7 @@ struct EventJSONWriter {
     }
 
     /// The finished object.
-    mutating func data() -> Data {
-        bytes.append(UInt8(ascii: "}"))
-        return Data(bytes)
-    }
+    mutating func data() -> Data { Data(closed()) }
 
     /// Starts a member: `key` is `"name":` as the JSON has it. False when the member belongs to
     /// the part not written.
@@ -70,6 +67,41 @@ struct EventJSONWriter {
     mutating func null(_ key: StaticString, personal: Bool = false) {
         guard member(key, personal: personal) else { return }
         bytes.append(contentsOf: "null".utf8)
+    }
+
+    /// A text that needs no escaping (the raw value of one of the domain's enums).
+    mutating func name(_ key: StaticString, _ value: String, personal: Bool = false) {
+        guard member(key, personal: personal) else { return }
+        appendName(value)
+    }
+
+    /// An array of texts that need no escaping (the raw values of the domain's enums).
+    mutating func names(_ key: StaticString, _ values: [String], personal: Bool = false) {
+        guard member(key, personal: personal) else { return }
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendName(value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    private mutating func appendName(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: value.utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A member whose value is a finished object (`object.data()`'s bytes).
+    mutating func object(_ key: StaticString, _ object: [UInt8], personal: Bool = false) {
+        guard member(key, personal: personal) else { return }
+        bytes.append(contentsOf: object)
+    }
+
+    /// The finished object's bytes, to nest in another (`object(_:_:personal:)`).
+    mutating func closed() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     /// False (nothing written) when `value` is not plain text (`isPlain`).

@@ -85,6 +85,41 @@ final class EventJSONTests: XCTestCase {
         XCTAssertGreaterThan(handwritten, 300)
     }
 
+    private func randomProfile() -> DogProfile {
+        DogProfile(
+            nickname: randomText(),
+            dogName: randomText(),
+            age: Int.random(in: 0...99),
+            sex: Sex.allCases.randomElement()!,
+            neutered: Bool.random(),
+            size: Size.allCases.randomElement()!,
+            keywords: Array(Keyword.allCases.shuffled().prefix(Int.random(in: 1...2))),
+            profileImage: Bool.random() ? randomText() : nil
+        )
+    }
+
+    func testSignUpAndProfileEventsMatchTheEncoder() throws {
+        var handwritten = 0
+        for _ in 0..<2_000 {
+            let registered = UserRegistered(userID: UUID(), profile: randomProfile(), registeredAt: randomDate())
+            let updated = ProfileUpdated(userID: UUID(), profile: randomProfile(), updatedAt: randomDate())
+            if let fast = registered.handwrittenJSON() {
+                handwritten += 1
+                XCTAssertEqual(try text(fast), try encoded(registered, nil))
+                for part in [EventPart.clear, .personal] {
+                    XCTAssertEqual(try text(registered.handwrittenJSON(part)), try encoded(registered, part))
+                }
+            }
+            // The clear part never holds the profile: always written by hand.
+            XCTAssertEqual(try text(updated.handwrittenJSON(.clear)), try encoded(updated, .clear))
+            if let fast = updated.handwrittenJSON() {
+                XCTAssertEqual(try text(fast), try encoded(updated, nil))
+                XCTAssertEqual(try text(updated.handwrittenJSON(.personal)), try encoded(updated, .personal))
+            }
+        }
+        XCTAssertGreaterThan(handwritten, 100, "the common case takes the hand-written path")
+    }
+
     func testUnplainTextStepsAside() {
         let message = MessageSent(messageID: UUID(), from: UUID(), to: UUID(), seq: 1, text: "a\nb", photoID: nil, sentAt: Date())
         XCTAssertNil(message.handwrittenJSON())
