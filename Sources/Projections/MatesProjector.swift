@@ -31,33 +31,41 @@ public struct MatesProjector: Projector {
             }
         }
         if order.isEmpty { return }
-        // Both directions of every touched pair: removed first, then the pairs that end as mates
-        // written back, so a pair that parted and paired again in one batch ends right.
-        var users: [UUID] = []
-        var mates: [UUID] = []
+        // Both directions of every touched pair: the pairs that end apart removed, the pairs that
+        // end as mates written with their time (a pair that parted and paired again in one batch
+        // ends as mates since the second time). A batch of accepts alone deletes nothing: the
+        // delete-all-then-insert this replaced probed every new pair for rows it never had
+        // (30 µs per accept of PostgreSQL's time under `scripts/bench-http`).
+        var apartUsers: [UUID] = []
+        var apartMates: [UUID] = []
         var sinceUsers: [UUID] = []
         var sinceMates: [UUID] = []
         var since: [Date] = []
         for pair in order {
-            users += [pair.lo, pair.hi]
-            mates += [pair.hi, pair.lo]
-            if case .mates(let at) = finals[pair]! {
+            switch finals[pair]! {
+            case .mates(let at):
                 sinceUsers += [pair.lo, pair.hi]
                 sinceMates += [pair.hi, pair.lo]
                 since += [at, at]
+            case .apart:
+                apartUsers += [pair.lo, pair.hi]
+                apartMates += [pair.hi, pair.lo]
             }
         }
-        try connection.execute(
-            """
-            DELETE FROM \(tables("mates")) WHERE (user_id, mate_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
-            """,
-            [users, mates]
-        )
+        if !apartUsers.isEmpty {
+            try connection.execute(
+                """
+                DELETE FROM \(tables("mates")) WHERE (user_id, mate_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
+                """,
+                [apartUsers, apartMates]
+            )
+        }
         if !sinceUsers.isEmpty {
             try connection.execute(
                 """
                 INSERT INTO \(tables("mates")) (user_id, mate_id, mates_since)
                 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[])
+                ON CONFLICT (user_id, mate_id) DO UPDATE SET mates_since = EXCLUDED.mates_since
                 """,
                 [sinceUsers, sinceMates, since]
             )
