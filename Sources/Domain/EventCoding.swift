@@ -228,30 +228,30 @@ extension DogProfile {
     }
 }
 
+extension DogProfile {
+    /// A profile event's JSON: the profile (personal), its time under `timeKey`, the user.
+    fileprivate func eventJSON(_ part: EventPart, timeKey: StaticString, time: Date, userID: UUID) -> Data? {
+        var json = EventJSONWriter(part)
+        if part.writesPersonal {
+            guard let profile = handwrittenJSON() else { return nil }
+            json.object(#""profile":"#, profile, personal: true)
+        }
+        json.date(timeKey, time)
+        json.uuid(#""user_id":"#, userID)
+        return json.data()
+    }
+}
+
 extension UserRegistered {
     /// Every sign-up's event, written by `EventJSONWriter`; nil when the profile needs `JSONEncoder`.
     func handwrittenJSON(_ part: EventPart = .whole) -> Data? {
-        var json = EventJSONWriter(part)
-        if part.writesPersonal {
-            guard let profile = profile.handwrittenJSON() else { return nil }
-            json.object(#""profile":"#, profile, personal: true)
-        }
-        json.date(#""registered_at":"#, registeredAt)
-        json.uuid(#""user_id":"#, userID)
-        return json.data()
+        profile.eventJSON(part, timeKey: #""registered_at":"#, time: registeredAt, userID: userID)
     }
 }
 
 extension ProfileUpdated {
     /// A profile change's event, written by `EventJSONWriter`; nil when the profile needs `JSONEncoder`.
     func handwrittenJSON(_ part: EventPart = .whole) -> Data? {
-        var json = EventJSONWriter(part)
-        if part.writesPersonal {
-            guard let profile = profile.handwrittenJSON() else { return nil }
-            json.object(#""profile":"#, profile, personal: true)
-        }
-        json.date(#""updated_at":"#, updatedAt)
-        json.uuid(#""user_id":"#, userID)
-        return json.data()
+        profile.eventJSON(part, timeKey: #""updated_at":"#, time: updatedAt, userID: userID)
     }
 }
