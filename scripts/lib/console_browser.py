@@ -8,9 +8,8 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -114,6 +113,24 @@ def no_dialog(where):
         print("ok  no dialog opened on " + where)
 
 
+def gone(element):
+    """A wait condition: `element` no longer belongs to the page. Selenium's staleness_of knows
+    only StaleElementReferenceException; chromedriver also answers a lookup in a document that
+    is being replaced with an "unknown error" (Node with given id does not belong to the
+    document), which means the same."""
+    def condition(_):
+        try:
+            element.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+    return condition
+
+
 def submit(form_selector, fields=None):
     """Fills and submits a form, then waits until the answer's page has replaced this one."""
     form = driver.find_element(By.CSS_SELECTOR, form_selector)
@@ -122,7 +139,7 @@ def submit(form_selector, fields=None):
         element.clear()
         element.send_keys(value)
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    WebDriverWait(driver, 10).until(staleness_of(form))
+    WebDriverWait(driver, 10).until(gone(form))
     WebDriverWait(driver, 10).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
