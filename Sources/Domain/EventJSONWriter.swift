@@ -12,7 +12,7 @@ import UUIDText
 /// and `number(_:_:)` return false; the caller then encodes with `JSONEncoder` as before.
 /// `EventJSONTests` compares both on many random events of each kind.
 struct EventJSONWriter {
-    private(set) var bytes: [UInt8] = []
+    private var bytes: [UInt8] = []
     private let part: EventPart
     private var first = true
 
@@ -92,7 +92,7 @@ struct EventJSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// A member whose value is a finished object (`object.data()`'s bytes).
+    /// A member whose value is a finished object (another writer's `closed()` bytes).
     mutating func object(_ key: StaticString, _ object: [UInt8], personal: Bool = false) {
         guard member(key, personal: personal) else { return }
         bytes.append(contentsOf: object)
