@@ -34,7 +34,8 @@ public struct ProjectorStatus: Sendable, Codable, Equatable {
     public var state: State
     /// The stored checkpoint (whoever owns the projector); `.start` when it has no row yet.
     public var checkpoint: LogPosition
-    /// Readable events after the checkpoint (below the feed's horizon).
+    /// Readable events after the checkpoint (below the feed's horizon): counted exactly up to
+    /// `ProjectorStatus.exactLagLimit`, estimated from log positions beyond it.
     public var lagEvents: Int64
     /// Age of the oldest readable event not yet applied; 0 when caught up.
     public var lagSeconds: Double
@@ -47,35 +48,50 @@ public struct ProjectorStatus: Sendable, Codable, Equatable {
         lagEvents == 0 ? .caughtUp : (checkpoint == .start ? .notStarted : .catchingUp)
     }
 
+    /// Lags up to this many events are counted; larger ones are estimated. Counting is a walk of
+    /// the feed index from the checkpoint: a projector millions of events behind (a rebuild, a
+    /// stuck projector) cost a whole-log count per projector on every `/metrics` scrape and
+    /// every lag sample (18 ms a call under `scripts/bench-http` with lags in the thousands).
+    public static let exactLagLimit = 1_000
+
     /// The checkpoints of `names` (in that order) and their lag, straight from the database;
     /// `state` is `stopped` (only a runner knows better). One query.
     ///
     /// Lag counts only events below the feed's horizon (the oldest running transaction): those
     /// are what a projector can apply now, so a caught-up projector shows 0 while a long
-    /// append is still open.
-    public static func read(_ names: [String] = Projectors.names, on connection: Connection) throws -> [ProjectorStatus] {
+    /// append is still open. Up to `exactUpTo` events it is exact; past that, it is the distance
+    /// from the checkpoint's position to the log's last one (identity values lost to rolled-back
+    /// appends count too), and never less than `exactUpTo`.
+    public static func read(
+        _ names: [String] = Projectors.names,
+        exactUpTo limit: Int = exactLagLimit,
+        on connection: Connection
+    ) throws -> [ProjectorStatus] {
         let result = try connection.execute(
             """
             SELECT p.name, c.transaction_id, c.position, c.updated_at,
-                   (SELECT count(*) FROM events e
+                   (SELECT count(*) FROM (SELECT FROM events e
                      WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
-                       AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())),
+                       AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                     LIMIT $2) AS counted),
                    (SELECT extract(epoch FROM now() - e.recorded_at)::float8 FROM events e
                      WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
                        AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                     ORDER BY e.transaction_id, e.position LIMIT 1)
+                     ORDER BY e.transaction_id, e.position LIMIT 1),
+                   (SELECT max(position) FROM events) - coalesce(c.position, 0)
             FROM unnest($1::text[]) WITH ORDINALITY AS p(name, n)
             LEFT JOIN projector_checkpoints c ON c.projector = p.name
             ORDER BY p.n
             """,
-            [names]
+            [names, limit]
         )
         return try result.rows.map { row in
-            ProjectorStatus(
+            let counted = try row.int64(4)
+            return ProjectorStatus(
                 name: try row.string(0),
                 state: .stopped,
                 checkpoint: row.isNull(1) ? .start : LogPosition(transactionID: try row.uint64(1), position: try row.int64(2)),
-                lagEvents: try row.int64(4),
+                lagEvents: counted < Int64(limit) ? counted : max(Int64(limit), try row.optionalInt64(6) ?? 0),
                 lagSeconds: max(0, try row.optionalDouble(5) ?? 0),
                 updatedAt: try row.optionalDate(3),
                 lastError: nil

@@ -146,6 +146,34 @@ final class RunnerTests: XCTestCase {
         XCTAssertEqual(status.first { $0.name == "mates" }?.lagEvents, Int64(h.appendedEvents))
         XCTAssertEqual(status.first { $0.name == "mates" }?.state, .stopped)
     }
+
+    func testLagIsCountedUpToTheLimitAndEstimatedFromPositionsBeyondIt() async throws {
+        let h = try Harness("runner_lag", seed: 9)
+        try await h.append(40)
+        // 100 positions lost, as to rolled-back appends: the count skips them, the estimate not.
+        try await h.asOwner { connection in
+            _ = try connection.execute(
+                "SELECT setval(pg_get_serial_sequence('events', 'position'), (SELECT max(position) FROM events) + 100)"
+            )
+        }
+        try await h.append(1)
+        let events = Int64(h.appendedEvents)
+        let counted = try await h.query { try ProjectorStatus.read(["mates"], exactUpTo: 1_000, on: $0) }
+        XCTAssertEqual(counted.first?.lagEvents, events)
+        let limit = Int(events / 3)
+        let estimated = try await h.query { try ProjectorStatus.read(["mates"], exactUpTo: limit, on: $0) }
+        XCTAssertEqual(estimated.first?.lagEvents, events + 100)
+        XCTAssertEqual(estimated.first?.progress, .notStarted)
+
+        let runner = ProjectionRunner(log: h.log, sealer: TestDatabase.sealer, connectionString: h.connectionString, options: options())
+        runner.start()
+        let caughtUp = try await runner.waitUntil(position: h.lastPosition, timeout: .seconds(60))
+        XCTAssertTrue(caughtUp)
+        await runner.stop()
+        let atHead = try await h.query { try ProjectorStatus.read(["mates"], exactUpTo: limit, on: $0) }
+        XCTAssertEqual(atHead.first?.lagEvents, 0)
+        XCTAssertEqual(atHead.first?.progress, .caughtUp)
+    }
 }
 
 /// A counter shared between tasks.
