@@ -61,7 +61,9 @@ public struct ProjectorStatus: Sendable, Codable, Equatable {
     /// are what a projector can apply now, so a caught-up projector shows 0 while a long
     /// append is still open. Up to `exactUpTo` events it is exact; past that, it is the distance
     /// from the checkpoint's position to the log's last one (identity values lost to rolled-back
-    /// appends count too), and never less than `exactUpTo`.
+    /// appends count too), and never less than `exactUpTo`. The count's `ORDER BY` keeps it on
+    /// the feed index: without it the generic plan of the `LIMIT` scanned the whole table for a
+    /// projector at the head (110 ms on 300,000 events; 0.08 ms with it).
     public static func read(
         _ names: [String] = Projectors.names,
         exactUpTo limit: Int = exactLagLimit,
@@ -73,7 +75,7 @@ public struct ProjectorStatus: Sendable, Codable, Equatable {
                    (SELECT count(*) FROM (SELECT FROM events e
                      WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
                        AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                     LIMIT $2) AS counted),
+                     ORDER BY e.transaction_id, e.position LIMIT $2) AS counted),
                    (SELECT extract(epoch FROM now() - e.recorded_at)::float8 FROM events e
                      WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
                        AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
