@@ -1,7 +1,6 @@
 import Foundation
 import Projections
 import Prometheus
-import Synchronization
 
 /// The gateway's Prometheus registry: request counts by route and status, request latency,
 /// appended events, projector checkpoints and lag. Owned by the app (not the global
@@ -19,49 +18,19 @@ public final class GatewayMetrics: Sendable {
         self.registry = registry
     }
 
-    /// Counts one answered request and records its latency. The registry validates names and
-    /// labels and looks them up under its lock on every `make…` call; a route's handles are
-    /// made once and kept here.
+    /// Counts one answered request and records its latency.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
-        let handles = requestHandles(RequestKey(method: method, route: route, status: status))
-        handles.count.increment()
-        handles.latency.recordNanoseconds(
+        registry.makeCounter(
+            name: "sniffmeet_http_requests_total",
+            labels: [("method", method), ("route", route), ("status", String(status))]
+        ).increment()
+        registry.makeDurationHistogram(
+            name: "sniffmeet_http_request_duration_seconds",
+            labels: [("method", method), ("route", route)],
+            buckets: Self.latencyBuckets
+        ).recordNanoseconds(
             duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
         )
-    }
-
-    /// The labels of one answered request's series.
-    private struct RequestKey: Hashable {
-        var method: String
-        var route: String
-        var status: Int
-    }
-
-    /// A request series' counter and its route's latency histogram.
-    private struct RequestHandles: Sendable {
-        var count: Counter
-        var latency: DurationHistogram
-    }
-
-    /// Route templates and statuses are few (the router's routes, `unmatched`), so the cache
-    /// stays small.
-    private let requestSeries = Mutex<[RequestKey: RequestHandles]>([:])
-
-    private func requestHandles(_ key: RequestKey) -> RequestHandles {
-        if let known = requestSeries.withLock({ $0[key] }) { return known }
-        let made = RequestHandles(
-            count: registry.makeCounter(
-                name: "sniffmeet_http_requests_total",
-                labels: [("method", key.method), ("route", key.route), ("status", String(key.status))]
-            ),
-            latency: registry.makeDurationHistogram(
-                name: "sniffmeet_http_request_duration_seconds",
-                labels: [("method", key.method), ("route", key.route)],
-                buckets: Self.latencyBuckets
-            )
-        )
-        requestSeries.withLock { $0[key] = made }
-        return made
     }
 
     /// Counts events appended by commands of this process.
