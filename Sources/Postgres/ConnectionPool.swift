@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation  // sched_yield
 import Logging
 import Synchronization
 
@@ -13,6 +14,13 @@ import Synchronization
 /// idle for two thread hops per query: under `scripts/bench-http` the CPUs sat partly idle while
 /// 64 requests waited for 4 connections.
 ///
+/// A connection that runs out of work looks for more for a moment (`lingerBudget`, 300 µs)
+/// before it goes idle, yielding its CPU in between: a caller that sends its next query soon
+/// after its answer (a writer appending one command after another, a busy server) then finds
+/// it awake instead of waking an idle connection's thread. Measured: `GET /v1/me/mates` and
+/// walk sends about 5 % more per second, `bench append` with one writer 0.71–0.75x of pgbench
+/// where it was 0.62–0.70x (docs/benchmarks.md).
+///
 /// Work that waits longer than `acquireTimeout` fails with `poolTimeout`; work whose task is
 /// cancelled while waiting fails with `CancellationError` and never runs. Broken connections
 /// (server restart, terminated backend) are dropped, never used again.
@@ -20,6 +28,9 @@ public final class ConnectionPool: Sendable {
     public let connectionString: String
     public let maxConnections: Int
     public let acquireTimeout: Duration
+    /// How long a connection out of work looks for more before it goes idle (`linger`); zero
+    /// for never.
+    public let lingerBudget: Duration
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -28,6 +39,9 @@ public final class ConnectionPool: Sendable {
         var openCount = 0
         var waiting: [PoolJob] = []
         var closed = false
+        /// Until when a connection that ran out of work looks for more before it goes idle
+        /// (`linger`): new work waits for it rather than wake another connection's thread.
+        var lingeringUntil: ContinuousClock.Instant?
 
         /// The oldest waiting job nobody cancelled or timed out; settled ones are dropped.
         mutating func takeWaiting() -> PoolJob? {
@@ -57,9 +71,11 @@ public final class ConnectionPool: Sendable {
         connectionString: String,
         maxConnections: Int = 10,
         acquireTimeout: Duration = .seconds(5),
+        lingerBudget: Duration = .microseconds(300),
         logger: Logger = Logger(label: "sniffmeet.postgres")
     ) {
         precondition(maxConnections > 0)
+        self.lingerBudget = lingerBudget
         self.connectionString = connectionString
         self.maxConnections = maxConnections
         self.acquireTimeout = acquireTimeout
@@ -161,6 +177,11 @@ public final class ConnectionPool: Sendable {
     private func submit(_ job: PoolJob) {
         let placement = state.withLock { state -> Placement in
             if state.closed { return .failed(PostgresError.poolClosed) }
+            // One job for a lingering connection; more at once go to idle ones, as usual.
+            if let until = state.lingeringUntil, state.waiting.isEmpty, ContinuousClock.now < until {
+                state.waiting.append(job)
+                return .queued
+            }
             if let connection = state.idle.popLast() { return .idleConnection(connection) }
             if state.openCount < maxConnections {
                 state.openCount += 1
@@ -210,12 +231,18 @@ public final class ConnectionPool: Sendable {
             let after = state.withLock { state -> AfterWork in
                 guard usable, !state.closed else { return .drop }
                 if let next = state.takeWaiting() { return .serve(next) }
+                if lingerBudget > .zero, state.lingeringUntil == nil {
+                    state.lingeringUntil = .now + lingerBudget
+                    return .linger
+                }
                 state.idle.append(connection)
                 return .idle
             }
-            switch after {
+            var settled = after
+            if case .linger = after { settled = linger(connection) }
+            switch settled {
             case .serve(let next): job = next
-            case .idle: return
+            case .linger, .idle: return
             case .drop: return slotFreed()
             }
         }
@@ -244,8 +271,36 @@ public final class ConnectionPool: Sendable {
 
     private enum AfterWork {
         case serve(PoolJob)
+        case linger
         case idle
         case drop
+    }
+
+    /// On `connection`'s thread, out of work: looks for the next job for up to `lingerBudget`
+    /// (meanwhile `submit` queues work for it), then goes idle. A caller that sends its next
+    /// query tens of microseconds after its answer then finds this thread awake: waking an
+    /// idle connection's thread for it costs more than the look.
+    private func linger(_ connection: PooledConnection) -> AfterWork {
+        while true {
+            let after = state.withLock { state -> AfterWork? in
+                if let next = state.takeWaiting() {
+                    state.lingeringUntil = nil
+                    return .serve(next)
+                }
+                if state.closed {
+                    state.lingeringUntil = nil
+                    return .drop
+                }
+                guard let until = state.lingeringUntil, ContinuousClock.now < until else {
+                    state.lingeringUntil = nil
+                    state.idle.append(connection)
+                    return .idle
+                }
+                return nil
+            }
+            if let after { return after }
+            sched_yield()
+        }
     }
 
     /// A connection went away: open a new one for the oldest waiting work, if any.

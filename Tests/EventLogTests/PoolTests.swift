@@ -242,6 +242,25 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(after, 7)
         await pool.close()
     }
+    /// A connection out of work looks for more for a moment before it goes idle: work arriving
+    /// meanwhile runs on it (no other connection opens, none is woken), and after the budget it
+    /// is idle; a close while it looks drops it.
+    func testAConnectionLooksForMoreWorkBeforeItGoesIdle() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("linger"), maxConnections: 4, lingerBudget: .seconds(1))
+        let backend = { @Sendable in try await pool.withConnection { try $0.execute("SELECT pg_backend_pid()").first!.int(0) } }
+        let first = try await backend()
+        XCTAssertEqual(pool.statistics.idle, 0, "still looking for work, not yet idle")
+        let second = try await backend()
+        XCTAssertEqual(first, second, "work that came while it looked ran on it")
+        XCTAssertEqual(pool.statistics.open, 1)
+        try await Task.sleep(for: .milliseconds(1500))
+        XCTAssertEqual(pool.statistics.idle, 1, "idle once the budget is spent")
+        let third = try await backend()
+        XCTAssertEqual(third, first)
+        await pool.close()
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(pool.statistics.open, 0, "closed while looking: dropped")
+    }
 }
 
 /// Counters shared by the work a test puts into the pool.
