@@ -13,6 +13,26 @@ import FoundationNetworking
 final class SessionRoutesTests: XCTestCase {
     static let deviceToken = String(repeating: "c0ffee", count: 11)
 
+    /// `last_seen_at` moves on the first request after a minute without one, not on every request.
+    func testLastSeenMovesOnTheFirstRequestAfterAMinute() async throws {
+        try await GatewayFixture("sessions_last_seen").run { client in
+            let mia = try await client.signUp("Mia", dog: "Bori")
+            let age = "SELECT extract(epoch FROM now() - last_seen_at)::int FROM sessions WHERE user_id = $1::uuid"
+            _ = try client.sql("UPDATE sessions SET last_seen_at = now() - interval '30 seconds' WHERE user_id = $1::uuid", [mia.id])
+            // Past the session cache's second: the request looks the token up again.
+            try await Task.sleep(for: .milliseconds(1100))
+            let recent = try await client.send(.get, "/v1/me", token: mia.token).status
+            XCTAssertEqual(recent, 200)
+            XCTAssertGreaterThanOrEqual(Int(try client.sql(age, [mia.id])[0][0] ?? "")!, 30, "within the minute: unmoved")
+
+            _ = try client.sql("UPDATE sessions SET last_seen_at = now() - interval '5 minutes' WHERE user_id = $1::uuid", [mia.id])
+            try await Task.sleep(for: .milliseconds(1100))
+            let later = try await client.send(.get, "/v1/me", token: mia.token).status
+            XCTAssertEqual(later, 200)
+            XCTAssertLessThan(Int(try client.sql(age, [mia.id])[0][0] ?? "")!, 10, "after a pause: moved to now")
+        }
+    }
+
     func testATransferCodeSignsTheAccountInOnANewPhoneOnce() async throws {
         try await GatewayFixture("sessions_transfer").run { client in
             let mia = try await client.signUp("Mia", dog: "Bori")
