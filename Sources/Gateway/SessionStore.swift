@@ -34,12 +34,15 @@ public struct SessionStore: Sendable {
     let pool: ConnectionPool
     let gate: DatabaseGate
     let cache = SessionCache(capacity: 10_000, maxAge: .seconds(1))
+    /// Where `last_seen_at` moves wait to be written.
+    private let lastSeen: LastSeenMoves
     private let devices: DeviceTokenSeal
 
     /// `secret` is the server's master key; device tokens are sealed under keys derived from it.
     public init(pool: ConnectionPool, gate: DatabaseGate, secret: SymmetricKey) {
         self.pool = pool
         self.gate = gate
+        self.lastSeen = LastSeenMoves(pool: pool)
         self.devices = DeviceTokenSeal(secret: secret)
     }
 
@@ -84,7 +87,7 @@ public struct SessionStore: Sendable {
         guard (20...100).contains(token.utf8.count) else { return nil }
         let digest = Self.digest(token)
         if let cached = cache.caller(for: digest) { return cached }
-        let found = try await gate.withConnection(pool) { connection -> Caller? in
+        let found = try await gate.withConnection(pool) { connection -> (caller: Caller, due: Bool)? in
             guard
                 let row = try connection.execute(
                     "SELECT session_id, user_id, last_seen_at < now() - interval '1 minute' FROM sessions WHERE token_hash = $1",
@@ -92,19 +95,12 @@ public struct SessionStore: Sendable {
                     prepared: true
                 ).first
             else { return nil }
-            let caller = Caller(user: try row.uuid(1), session: try row.uuid(0))
-            if try row.bool(2) {
-                // Shown to the minute, and only as a hint: its commit need not wait for the WAL flush
-                // (a crash may lose the last minute's move).
-                _ = try connection.pipeline([
-                    .init("SELECT set_config('synchronous_commit', 'off', true)", [], prepared: true),
-                    .init("UPDATE sessions SET last_seen_at = now() WHERE session_id = $1", [caller.session], prepared: true),
-                ])
-            }
-            return caller
+            return (Caller(user: try row.uuid(1), session: try row.uuid(0)), try row.bool(2))
         }
-        if let found { cache.remember(digest, found) }
-        return found
+        guard let found else { return nil }
+        if found.due { lastSeen.seen(found.caller.session) }
+        cache.remember(digest, found.caller)
+        return found.caller
     }
 
     // MARK: Signing out

@@ -13,7 +13,8 @@ import FoundationNetworking
 final class SessionRoutesTests: XCTestCase {
     static let deviceToken = String(repeating: "c0ffee", count: 11)
 
-    /// `last_seen_at` moves on the first request after a minute without one, not on every request.
+    /// `last_seen_at` moves after the first request that follows a minute without one (written in
+    /// the background, `LastSeenMoves`), not on every request.
     func testLastSeenMovesOnTheFirstRequestAfterAMinute() async throws {
         try await GatewayFixture("sessions_last_seen").run { client in
             let mia = try await client.signUp("Mia", dog: "Bori")
@@ -29,7 +30,13 @@ final class SessionRoutesTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(1100))
             let later = try await client.send(.get, "/v1/me", token: mia.token).status
             XCTAssertEqual(later, 200)
-            XCTAssertLessThan(Int(try client.sql(age, [mia.id])[0][0] ?? "")!, 10, "after a pause: moved to now")
+            // Written in the background within a second or so.
+            var seconds = Int.max
+            for _ in 0..<50 where seconds >= 10 {
+                try await Task.sleep(for: .milliseconds(100))
+                seconds = Int(try client.sql(age, [mia.id])[0][0] ?? "")!
+            }
+            XCTAssertLessThan(seconds, 10, "after a pause: moved to now")
         }
     }
 
