@@ -96,6 +96,25 @@ public struct EventLog: Sendable {
         ORDER BY e.stream_id, e.stream_version
         """
 
+    /// A page of the feed: the events after a checkpoint (`$1`, `$2`), up to `$3`, below the horizon.
+    static let feedPageSQL = """
+        SELECT \(columns) FROM events
+        WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY transaction_id, position
+        LIMIT $3
+        """
+
+    /// "Is the newest event after the checkpoint beyond the horizon?" and not "does any event
+    /// beyond the horizon exist?": the planner ran that EXISTS as a sequential scan of the whole
+    /// log (no row matches, so it never stops early); this is one probe of the feed index,
+    /// backwards from its end.
+    static let pendingBeyondHorizonSQL = """
+        SELECT coalesce((SELECT transaction_id FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+                         ORDER BY transaction_id DESC, position DESC LIMIT 1)
+                        >= pg_snapshot_xmin(pg_current_snapshot()), false)
+        """
+
     /// One page of the gap-safe feed: events after `checkpoint` in (transaction, position)
     /// order, only from transactions older than every running one, so a later page can never
     /// hold an event that belongs before this one.
@@ -108,30 +127,8 @@ public struct EventLog: Sendable {
         // One round trip: the page, and whether newer events wait behind a still-running older
         // transaction (then the reader looks again soon instead of waiting for a signal).
         let results = try connection.pipeline([
-            Connection.Statement(
-                """
-                SELECT \(columns) FROM events
-                WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-                  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                ORDER BY transaction_id, position
-                LIMIT $3
-                """,
-                after + [limit],
-                prepared: true
-            ),
-            // "Is the newest event after the checkpoint beyond the horizon?" and not "does any
-            // event beyond the horizon exist?": the planner ran that EXISTS as a sequential scan
-            // of the whole log (no row matches, so it never stops early); this is one probe of
-            // the feed index, backwards from its end.
-            Connection.Statement(
-                """
-                SELECT coalesce((SELECT transaction_id FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-                                 ORDER BY transaction_id DESC, position DESC LIMIT 1)
-                                >= pg_snapshot_xmin(pg_current_snapshot()), false)
-                """,
-                after,
-                prepared: true
-            ),
+            Connection.Statement(feedPageSQL, after + [limit], prepared: true),
+            Connection.Statement(pendingBeyondHorizonSQL, after, prepared: true),
         ])
         let events = try results[0].rows.map(decodeEvent)
         let pending = try results[1].first!.bool(0)

@@ -54,6 +54,24 @@ public struct ProjectorStatus: Sendable, Codable, Equatable {
     /// every lag sample (18 ms a call under `scripts/bench-http` with lags in the thousands).
     public static let exactLagLimit = 1_000
 
+    /// `read`'s one query: per projector (`$1`), its checkpoint, the events after it counted up to `$2`,
+    /// the age of the oldest, and the distance in positions to the log's last event.
+    static let lagSQL = """
+        SELECT p.name, c.transaction_id, c.position, c.updated_at,
+               (SELECT count(*) FROM (SELECT FROM events e
+                 WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
+                   AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                 ORDER BY e.transaction_id, e.position LIMIT $2) AS counted),
+               (SELECT extract(epoch FROM now() - e.recorded_at)::float8 FROM events e
+                 WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
+                   AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                 ORDER BY e.transaction_id, e.position LIMIT 1),
+               (SELECT max(position) FROM events) - coalesce(c.position, 0)
+        FROM unnest($1::text[]) WITH ORDINALITY AS p(name, n)
+        LEFT JOIN projector_checkpoints c ON c.projector = p.name
+        ORDER BY p.n
+        """
+
     /// The checkpoints of `names` (in that order) and their lag, straight from the database;
     /// `state` is `stopped` (only a runner knows better). One query.
     ///
@@ -69,24 +87,7 @@ public struct ProjectorStatus: Sendable, Codable, Equatable {
         exactUpTo limit: Int = exactLagLimit,
         on connection: Connection
     ) throws -> [ProjectorStatus] {
-        let result = try connection.execute(
-            """
-            SELECT p.name, c.transaction_id, c.position, c.updated_at,
-                   (SELECT count(*) FROM (SELECT FROM events e
-                     WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
-                       AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                     ORDER BY e.transaction_id, e.position LIMIT $2) AS counted),
-                   (SELECT extract(epoch FROM now() - e.recorded_at)::float8 FROM events e
-                     WHERE (e.transaction_id, e.position) > (coalesce(c.transaction_id, '0'::xid8), coalesce(c.position, 0))
-                       AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-                     ORDER BY e.transaction_id, e.position LIMIT 1),
-                   (SELECT max(position) FROM events) - coalesce(c.position, 0)
-            FROM unnest($1::text[]) WITH ORDINALITY AS p(name, n)
-            LEFT JOIN projector_checkpoints c ON c.projector = p.name
-            ORDER BY p.n
-            """,
-            [names, limit]
-        )
+        let result = try connection.execute(lagSQL, [names, limit])
         return try result.rows.map { row in
             let counted = try row.int64(4)
             return ProjectorStatus(
