@@ -1,9 +1,10 @@
-@testable import EventLog
 import Foundation
 import Postgres
 import PostgresTesting
-@testable import Projections
 import XCTest
+
+@testable import EventLog
+@testable import Projections
 
 /// The log's hot statements stay on its indexes under the plans they get in production:
 /// prepared and generic (group commit sets `plan_cache_mode = force_generic_plan` for its
