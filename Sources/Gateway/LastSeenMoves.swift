@@ -49,10 +49,15 @@ final class LastSeenMoves: Sendable {
             if due.isEmpty { return }
             do {
                 try await pool.withConnection { connection in
-                    _ = try connection.pipeline([
-                        .init("SELECT set_config('synchronous_commit', 'off', true)", [], prepared: true),
-                        .init("UPDATE sessions SET last_seen_at = now() WHERE session_id = ANY($1::uuid[])", [due], prepared: true),
-                    ])
+                    // One statement, its own transaction, committed without waiting for the flush.
+                    _ = try connection.execute(
+                        """
+                        WITH moved AS (UPDATE sessions SET last_seen_at = now() WHERE session_id = ANY($1::uuid[]))
+                        SELECT set_config('synchronous_commit', 'off', true)
+                        """,
+                        [due],
+                        prepared: true
+                    )
                 }
             } catch {
                 // Only a hint is lost; the next request after a minute moves it again.

@@ -228,7 +228,7 @@ public final class ConnectionPool: Sendable {
                 job.run(on: connection.connection)
             }
             let usable = connection.connection.isUsable
-            let after = state.withLock { state -> AfterWork in
+            var after = state.withLock { state -> AfterWork in
                 guard usable, !state.closed else { return .drop }
                 if let next = state.takeWaiting() { return .serve(next) }
                 if lingerBudget > .zero, state.lingeringUntil == nil {
@@ -238,11 +238,10 @@ public final class ConnectionPool: Sendable {
                 state.idle.append(connection)
                 return .idle
             }
-            var settled = after
-            if case .linger = after { settled = linger(connection) }
-            switch settled {
+            if case .linger = after { after = linger(connection) }
+            switch after {
             case .serve(let next): job = next
-            case .linger, .idle: return
+            case .linger, .idle: return  // `linger` never answers `.linger`
             case .drop: return slotFreed()
             }
         }
