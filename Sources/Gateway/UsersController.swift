@@ -39,7 +39,7 @@ struct UsersController {
         let profile = try await services.body.decode(SignUpBody.self, from: request).profile()
         // A photo on a card is one its owner uploaded (`PUT /v1/me/photo`); a new account has none.
         guard profile.profileImage == nil else { throw APIError.notMyPhoto }
-        let userID = UUID()
+        let userID = UUID.random()
         let token = SecretToken.generate()
         let outcome = try await runner.run(
             .registerUser(userID: userID, profile: profile),
