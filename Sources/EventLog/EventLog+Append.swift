@@ -181,6 +181,19 @@ struct AppendPlan {
         RETURNING position, transaction_id, event_id
         """
 
+    /// `singleEventSQL` without a condition stream: its empty lateral join is still a plan node
+    /// to start and end on every execution.
+    static let singleEventUnconditionedSQL = """
+        INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+        SELECT $1::text, coalesce(head.stream_version, 0) + 1, $2::uuid, $3::text, $4::jsonb, $5::jsonb
+        FROM (SELECT) AS one
+        LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
+                           WHERE ev.stream_id = $1::text ORDER BY ev.stream_version DESC LIMIT 1) AS head ON true
+        WHERE ($6::bigint IS NULL OR coalesce(head.stream_version, 0) = $6)
+          AND NOT coalesce(head.transaction_id > pg_current_xact_id(), false)
+        RETURNING position, transaction_id, event_id
+        """
+
     /// Checks the plan before any statement is built.
     func validate() throws {
         guard !events.isEmpty else { throw EventLogError.invalidAppend("an append needs at least one event") }
@@ -241,14 +254,14 @@ struct AppendPlan {
     var insertStatement: Connection.Statement {
         if let shape = insertShape {
             let event = shape.event
-            return Connection.Statement(
-                Self.singleEventSQL,
-                [
-                    event.stream, ids[0], event.type, JSONB(event.data), JSONB(event.metadata), expectations[event.stream]!.parameter,
-                    shape.condition?.stream, shape.condition?.version,
-                ],
-                prepared: true
-            )
+            var parameters: [any PostgresEncodable] = [
+                event.stream, ids[0], event.type, JSONB(event.data), JSONB(event.metadata), expectations[event.stream]!.parameter,
+            ]
+            guard let condition = shape.condition else {
+                return Connection.Statement(Self.singleEventUnconditionedSQL, parameters, prepared: true)
+            }
+            parameters += [condition.stream, condition.version]
+            return Connection.Statement(Self.singleEventSQL, parameters, prepared: true)
         }
         // Per event: its rank within its stream; the new version is the stream's head plus the rank.
         var seen: [String: Int64] = [:]

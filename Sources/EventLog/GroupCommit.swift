@@ -198,7 +198,7 @@ final class GroupCommit: Sendable {
     }
 
     /// The batch in one pipeline, one implicit transaction: every stream's lock in one statement
-    /// (which also sets generic plans: `AppendPlan.lockWithGenericPlansSQL`), each append's
+    /// (which also sets generic plans where a statement takes arrays: `AppendPlan.lockWithGenericPlansSQL`), each append's
     /// insert, then one read for all appends' reads. Nil for an append whose condition failed.
     ///
     /// The read comes after every insert of the batch and asks each stream from the lowest
@@ -208,7 +208,10 @@ final class GroupCommit: Sendable {
     /// statement per command, and concurrent commands mostly ask for the same users' streams.)
     private static func together(_ batch: [Waiting], on connection: Connection) throws -> [GroupAppendResult?] {
         var statements: [Connection.Statement] = []
-        statements.append(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams), genericPlans: true))
+        // Generic plans only where a statement takes arrays: the setting is undone at commit, and
+        // a lone single-event append (scalar parameters throughout) gets them by itself.
+        let genericPlans = batch.contains { $0.plan.needsGenericPlan || !$0.reads.isEmpty || !$0.guarded.isEmpty }
+        statements.append(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams), genericPlans: genericPlans))
         let first = statements.count
         statements += batch.map(\.plan.insertStatement)
         // After every insert: each guarded write sees whether its own append wrote.

@@ -17,6 +17,7 @@ final class HotStatementPlanTests: XCTestCase {
     static let statements: [(name: String, sql: String)] =
         [
             ("single-event append", AppendPlan.singleEventSQL),
+            ("single-event append without a condition", AppendPlan.singleEventUnconditionedSQL),
             ("multi-event append", AppendPlan.insertSQL),
             ("guarded write's condition", "SELECT 1 WHERE \(EventLog.appendedHere)"),
             ("stream reads after versions", EventLog.readStreamsAfterSQL),
