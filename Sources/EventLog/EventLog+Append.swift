@@ -167,32 +167,32 @@ struct AppendPlan {
 
     /// `insertSQL` for one event on one stream, with at most one read-only condition stream
     /// (`$7`, at version `$8`; NULL for none).
-    static let singleEventSQL = """
-        INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
-        SELECT $1::text, coalesce(head.stream_version, 0) + 1, $2::uuid, $3::text, $4::jsonb, $5::jsonb
-        FROM (SELECT) AS one
-        LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
-                           WHERE ev.stream_id = $1::text ORDER BY ev.stream_version DESC LIMIT 1) AS head ON true
-        LEFT JOIN LATERAL (SELECT ev.stream_version FROM events ev
-                           WHERE ev.stream_id = $7::text ORDER BY ev.stream_version DESC LIMIT 1) AS condition ON true
-        WHERE ($6::bigint IS NULL OR coalesce(head.stream_version, 0) = $6)
-          AND ($7::text IS NULL OR $8::bigint IS NULL OR coalesce(condition.stream_version, 0) = $8)
-          AND NOT coalesce(head.transaction_id > pg_current_xact_id(), false)
-        RETURNING position, transaction_id, event_id
-        """
+    static let singleEventSQL = singleEventSQL(conditioned: true)
 
     /// `singleEventSQL` without a condition stream: its empty lateral join is still a plan node
     /// to start and end on every execution.
-    static let singleEventUnconditionedSQL = """
-        INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
-        SELECT $1::text, coalesce(head.stream_version, 0) + 1, $2::uuid, $3::text, $4::jsonb, $5::jsonb
-        FROM (SELECT) AS one
-        LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
-                           WHERE ev.stream_id = $1::text ORDER BY ev.stream_version DESC LIMIT 1) AS head ON true
-        WHERE ($6::bigint IS NULL OR coalesce(head.stream_version, 0) = $6)
-          AND NOT coalesce(head.transaction_id > pg_current_xact_id(), false)
-        RETURNING position, transaction_id, event_id
-        """
+    static let singleEventUnconditionedSQL = singleEventSQL(conditioned: false)
+
+    private static func singleEventSQL(conditioned: Bool) -> String {
+        let condition =
+            conditioned
+            ? """
+
+            LEFT JOIN LATERAL (SELECT ev.stream_version FROM events ev
+                               WHERE ev.stream_id = $7::text ORDER BY ev.stream_version DESC LIMIT 1) AS condition ON true
+            """ : ""
+        let check = conditioned ? "\n  AND ($7::text IS NULL OR $8::bigint IS NULL OR coalesce(condition.stream_version, 0) = $8)" : ""
+        return """
+            INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+            SELECT $1::text, coalesce(head.stream_version, 0) + 1, $2::uuid, $3::text, $4::jsonb, $5::jsonb
+            FROM (SELECT) AS one
+            LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
+                               WHERE ev.stream_id = $1::text ORDER BY ev.stream_version DESC LIMIT 1) AS head ON true\(condition)
+            WHERE ($6::bigint IS NULL OR coalesce(head.stream_version, 0) = $6)\(check)
+              AND NOT coalesce(head.transaction_id > pg_current_xact_id(), false)
+            RETURNING position, transaction_id, event_id
+            """
+    }
 
     /// Checks the plan before any statement is built.
     func validate() throws {
