@@ -121,7 +121,10 @@ struct AppendPlan {
     /// The append's plan does not depend on its parameters, but the planner, seeing array
     /// parameters, would otherwise plan it afresh on every execution (measured: half the
     /// server's CPU under `bench append`). Local to the (implicit) transaction.
-    static let genericPlanSQL = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
+    static let genericPlanSQL = "SELECT \(genericPlanSetting)"
+
+    /// The setting itself, for statements that make it beside their own work.
+    private static let genericPlanSetting = "set_config('plan_cache_mode', 'force_generic_plan', true)"
 
     static let lockSQL = lockSQL(genericPlans: false)
 
@@ -135,8 +138,7 @@ struct AppendPlan {
     /// Every stream's advisory lock in key order; with `genericPlans`, the setting first (an
     /// initplan, run once whatever the rows).
     private static func lockSQL(genericPlans: Bool) -> String {
-        let setting =
-            genericPlans ? "\n      WHERE (SELECT set_config('plan_cache_mode', 'force_generic_plan', true)) IS NOT NULL" : ""
+        let setting = genericPlans ? "\n      WHERE (SELECT \(genericPlanSetting)) IS NOT NULL" : ""
         return """
             SELECT CASE WHEN t.read_only THEN pg_advisory_xact_lock_shared(t.key) ELSE pg_advisory_xact_lock(t.key) END
             FROM (SELECT hashtextextended(s.stream_id, 7336) AS key, bool_and(s.read_only) AS read_only
@@ -216,7 +218,7 @@ struct AppendPlan {
     static let oneStreamLockWithGenericPlansSQL = oneStreamLockSQL(genericPlans: true)
 
     private static func oneStreamLockSQL(genericPlans: Bool) -> String {
-        let setting = genericPlans ? " WHERE (SELECT set_config('plan_cache_mode', 'force_generic_plan', true)) IS NOT NULL" : ""
+        let setting = genericPlans ? " WHERE (SELECT \(genericPlanSetting)) IS NOT NULL" : ""
         return "SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7336))\(setting)"
     }
 
@@ -236,9 +238,6 @@ struct AppendPlan {
             prepared: true
         )
     }
-
-    /// True when the insert takes array parameters and so needs `genericPlanSQL` before it.
-    var needsGenericPlan: Bool { insertShape == nil }
 
     /// The common shape, one event on one stream with at most one read-only condition: scalar
     /// parameters, so the planner settles on the generic plan by itself and no array is encoded.
@@ -287,16 +286,17 @@ struct AppendPlan {
     /// `guarded` writes follow the insert (see `AppendRequest.guardedWrites`).
     func run(on connection: Connection, guarded: [Connection.Statement] = []) throws -> AppendResult {
         try validate()
-        var statements: [Connection.Statement] = []
-        // Alone (an implicit transaction), the lock statement sets generic plans; inside the
-        // caller's transaction that setting would outlive the append, so only an insert that
-        // takes arrays sets it.
+        // Generic plans where a statement takes arrays: alone (an implicit transaction) set by
+        // the lock statement; inside the caller's transaction, where the setting outlives the
+        // append, by a statement of its own.
+        let work = [insertStatement] + guarded
+        let genericPlans = work.contains(where: \.takesArrays)
         let alone = connection.isIdle
-        if needsGenericPlan && !alone { statements.append(Connection.Statement(Self.genericPlanSQL, [], prepared: true)) }
-        statements.append(Self.lockStatement(lockedStreams, genericPlans: alone))
-        statements.append(insertStatement)
-        let insertIndex = statements.count - 1
-        statements += guarded
+        var statements: [Connection.Statement] = []
+        if genericPlans && !alone { statements.append(Connection.Statement(Self.genericPlanSQL, [], prepared: true)) }
+        statements.append(Self.lockStatement(lockedStreams, genericPlans: genericPlans && alone))
+        let insertIndex = statements.count
+        statements += work
         let inserted: QueryResult
         do {
             inserted = try connection.pipeline(statements)[insertIndex]

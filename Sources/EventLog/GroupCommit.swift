@@ -207,20 +207,19 @@ final class GroupCommit: Sendable {
     /// them, so they are the stream's history all the same. (One read per append was a second
     /// statement per command, and concurrent commands mostly ask for the same users' streams.)
     private static func together(_ batch: [Waiting], on connection: Connection) throws -> [GroupAppendResult?] {
-        var statements: [Connection.Statement] = []
-        // Generic plans only where a statement takes arrays: the setting is undone at commit, and
-        // a lone single-event append (scalar parameters throughout) gets them by itself.
-        let genericPlans = batch.contains { $0.plan.needsGenericPlan || !$0.reads.isEmpty || !$0.guarded.isEmpty }
-        statements.append(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams), genericPlans: genericPlans))
-        let first = statements.count
-        statements += batch.map(\.plan.insertStatement)
-        // After every insert: each guarded write sees whether its own append wrote.
-        statements += batch.flatMap(\.guarded)
+        // After the lock: each append's insert, then the guarded writes (each sees whether its
+        // own append wrote), then one read.
+        let first = 1
+        var statements = batch.map(\.plan.insertStatement) + batch.flatMap(\.guarded)
         var asked: [String: Int64] = [:]
         for waiting in batch {
             for (stream, version) in waiting.reads { asked[stream] = min(asked[stream] ?? version, version) }
         }
         if !asked.isEmpty { statements.append(EventLog.readStreamsStatement(after: asked)) }
+        // Generic plans only where a statement takes arrays (a lone single-event append, with
+        // scalars throughout, keeps its generic plan by itself and skips the setting).
+        let genericPlans = statements.contains(where: \.takesArrays)
+        statements.insert(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams), genericPlans: genericPlans), at: 0)
         let results = try connection.pipeline(statements, chunkSize: Int.max)
         let read = asked.isEmpty ? [:] : try EventLog.streams(from: results[results.count - 1], asked: asked)
         var outcomes: [GroupAppendResult?] = []

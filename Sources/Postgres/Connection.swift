@@ -162,6 +162,9 @@ public final class Connection {
             self.parameters = parameters
             self.prepared = prepared
         }
+
+        /// True when a parameter is an array (see `PostgresEncodable.isArray`).
+        public var takesArrays: Bool { parameters.contains { type(of: $0).isArray } }
     }
 
     /// Sends all statements in libpq pipeline mode and reads the results afterwards: one

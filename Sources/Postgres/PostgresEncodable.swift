@@ -12,9 +12,14 @@ public protocol PostgresEncodable: Sendable {
     /// Appends the value as one element of an array literal (quoted and escaped as needed).
     /// Batches send tens of thousands of elements, so the common types write bytes directly.
     func appendArrayElement(to out: inout [UInt8])
+    /// True for array parameters: a statement taking one gets a custom plan on every execution
+    /// unless its transaction forces generic plans (`Connection.Statement.takesArrays`).
+    static var isArray: Bool { get }
 }
 
 extension PostgresEncodable {
+    public static var isArray: Bool { false }
+
     public func appendArrayElement(to out: inout [UInt8]) {
         guard let text = postgresText else {
             out += ArrayLiteral.null
@@ -72,6 +77,7 @@ extension Date: PostgresEncodable {
 }
 
 extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
+    public static var isArray: Bool { Wrapped.isArray }
     public var postgresText: String? { self.flatMap { $0.postgresText } }
     public func appendArrayElement(to out: inout [UInt8]) {
         if let value = self { value.appendArrayElement(to: &out) } else { out += ArrayLiteral.null }
@@ -88,6 +94,7 @@ public struct JSONB: PostgresEncodable, Hashable {
 
 /// A one-dimensional array parameter (`text[]`, `bigint[]`, `uuid[]`, `jsonb[]`, …).
 extension Array: PostgresEncodable where Element: PostgresEncodable {
+    public static var isArray: Bool { true }
     public var postgresText: String? {
         var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(count * 40 + 2)

@@ -21,6 +21,15 @@ final class AppendTests: XCTestCase {
         NewEvent(stream: stream, type: type, data: Data(#"{"n":\#(n)}"#.utf8))
     }
 
+    /// What decides whether an append's transaction forces generic plans.
+    func testStatementsKnowWhetherTheyTakeArrays() {
+        let missing: [UUID]? = nil
+        XCTAssertFalse(Connection.Statement("SELECT $1, $2, $3", ["walk-1", Int64(3), Data([1, 2])]).takesArrays)
+        XCTAssertFalse(Connection.Statement("SELECT $1", [Optional<String>.none]).takesArrays)
+        XCTAssertTrue(Connection.Statement("SELECT $1, $2", ["walk-1", ["a", "b"]]).takesArrays)
+        XCTAssertTrue(Connection.Statement("SELECT $1", [missing]).takesArrays, "a NULL array is still an array parameter")
+    }
+
     func testAppendAndReadStreamInVersionOrder() async throws {
         let first = try await log.append(
             commandID: UUID(),
