@@ -248,11 +248,21 @@ public final class EmbeddedPostgres: Sendable {
 
     /// Sets one server setting with `ALTER SYSTEM`-like persistence (`postgresql.auto.conf`) and
     /// reloads: for settings the tests change while the server runs (`synchronous_standby_names`).
+    /// Returns once a new session sees the value (at most two seconds).
     public func setAndReload(_ name: String, _ value: String) throws {
         precondition(Self.isPlainIdentifier(name))
         let connection = try Connection(connectionString: connectionString())
         try connection.executeScript("ALTER SYSTEM SET \(name) = '\(value.replacingOccurrences(of: "'", with: "''"))'")
         try connection.execute("SELECT pg_reload_conf()")
+        // The reload is a signal: a session opened right after may still fork from a
+        // postmaster that has not read the file. Until a new session shows the value (as
+        // PostgreSQL prints it; a value it prints otherwise, with units, waits out the bound).
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline {
+            let fresh = try Connection(connectionString: connectionString())
+            if try fresh.execute("SELECT current_setting($1)", [name]).first?.string(0) == value { return }
+            usleep(10_000)
+        }
     }
 
     private func append(_ text: String, toFile name: String) throws {
