@@ -3,11 +3,7 @@ import Foundation
 import JSONText
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Log lines in logfmt, one `write(2)` each to standard error:
+/// Log lines in logfmt, to standard error (`StandardErrorLog`):
 ///
 ///     2026-11-23T14:38:13.123Z info sniffmeet.gateway request method=GET path=/v1/me/mates request_id=… status=200 ms=1.9
 ///
@@ -20,20 +16,20 @@ public struct LogfmtLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
     public var metadataProvider: Logger.MetadataProvider?
     private let label: String
-    private let output: @Sendable ([UInt8]) -> Void
+    private let output: @Sendable ([UInt8], Logger.Level) -> Void
 
     /// A handler writing to standard error.
     public init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
-        self.init(label: label, metadataProvider: metadataProvider) { line in
-            line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        }
+        self.label = label
+        self.metadataProvider = metadataProvider
+        self.output = { line, level in StandardErrorLog.shared.write(line, level: level) }
     }
 
     /// A handler handing each finished line (with its newline) to `output`.
     public init(label: String, metadataProvider: Logger.MetadataProvider? = nil, output: @escaping @Sendable ([UInt8]) -> Void) {
         self.label = label
         self.metadataProvider = metadataProvider
-        self.output = output
+        self.output = { line, _ in output(line) }
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -45,7 +41,7 @@ public struct LogfmtLogHandler: LogHandler {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
-        output(Self.line(date: Date(), level: event.level, label: label, message: event.message.description, metadata: merged))
+        output(Self.line(date: Date(), level: event.level, label: label, message: event.message.description, metadata: merged), event.level)
     }
 
     /// One line: time, level, label, message, then `key=value` pairs sorted by key.

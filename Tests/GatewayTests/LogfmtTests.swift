@@ -54,3 +54,65 @@ final class LogfmtTests: XCTestCase {
 private final class Lines: Sendable {
     let all = Mutex<[String]>([])
 }
+
+/// Standard error's batches: info lines wait, a warning takes everything before it along, and
+/// the order of lines never changes.
+final class StandardErrorLogTests: XCTestCase {
+    func testLinesGoOutAtOnceUntilBufferingStarts() throws {
+        let pipe = Pipe()
+        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: .seconds(3600))
+        log.write(Array("one\n".utf8), level: .info)
+        XCTAssertEqual(try Self.available(pipe), "one\n")
+    }
+
+    func testBufferedInfoLinesWaitAndAWarningTakesThemAlongInOrder() throws {
+        let pipe = Pipe()
+        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: .seconds(3600))
+        log.startBuffering()
+        log.write(Array("first\n".utf8), level: .info)
+        log.write(Array("second\n".utf8), level: .notice)
+        XCTAssertEqual(try Self.available(pipe), "", "info and notice lines wait")
+        log.write(Array("trouble\n".utf8), level: .warning)
+        XCTAssertEqual(try Self.available(pipe), "first\nsecond\ntrouble\n")
+        log.write(Array("later\n".utf8), level: .info)
+        XCTAssertEqual(try Self.available(pipe), "")
+        log.flush()
+        XCTAssertEqual(try Self.available(pipe), "later\n")
+    }
+
+    func testBufferedLinesAreWrittenWithinTheInterval() throws {
+        let pipe = Pipe()
+        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: .milliseconds(20))
+        log.startBuffering()
+        log.write(Array("waiting\n".utf8), level: .info)
+        // The writer thread's next round; `availableData` blocks until bytes arrive.
+        XCTAssertEqual(String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self), "waiting\n")
+    }
+
+    func testManyWaitingBytesAreWrittenWithoutWaitingForTheInterval() throws {
+        let pipe = Pipe()
+        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: .seconds(3600))
+        log.startBuffering()
+        let line = Array(repeating: UInt8(ascii: "x"), count: 1023) + [UInt8(ascii: "\n")]
+        for _ in 0..<(StandardErrorLog.capacity / line.count - 1) { log.write(line, level: .info) }
+        XCTAssertEqual(try Self.available(pipe), "")
+        log.write(line, level: .info)
+        XCTAssertEqual(try Self.available(pipe).utf8.count, StandardErrorLog.capacity)
+    }
+
+    /// What the pipe holds now, without waiting for more.
+    private static func available(_ pipe: Pipe) throws -> String {
+        let descriptor = pipe.fileHandleForReading.fileDescriptor
+        let flags = fcntl(descriptor, F_GETFL)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(descriptor, F_SETFL, flags) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &chunk, chunk.count)
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
