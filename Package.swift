@@ -132,7 +132,7 @@ let package = Package(
         .testTarget(name: "EventLogTests", dependencies: ["Postgres", "EventLog", "PostgresTesting"]),
         .testTarget(
             name: "CommandsTests",
-            dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting", "Projections", "PersonalData"]
+            dependencies: ["Commands", "Domain", "EventLog", "Postgres", "PostgresTesting", "Projections", "PersonalData", "UUIDText"]
         ),
         .testTarget(
             name: "ProjectionsTests",

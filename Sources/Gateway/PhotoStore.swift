@@ -15,16 +15,9 @@ public struct PhotoStore: Sendable {
     /// A new photo's id: 128 random bits (no version or variant bits), since holding the id is
     /// all it takes to fetch the photo.
     static func newID() -> UUID {
-        var generator = SystemRandomNumberGenerator()
-        let (high, low) = (generator.next() as UInt64, generator.next() as UInt64)
-        return withUnsafeBytes(of: (high, low)) { bytes in
-            UUID(
-                uuid: (
-                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                    bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-                )
-            )
-        }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { SecureRandom.fill($0) }
+        return UUID(uuid: uuid)
     }
 
     /// The strong validator of a photo's copies: 128 bits of the image's SHA-256, in hex.

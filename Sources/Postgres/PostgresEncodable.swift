@@ -226,23 +226,3 @@ extension Data: PostgresEncodable {
         return String(decoding: out, as: UTF8.self)
     }
 }
-
-extension UUID {
-    /// A random (version 4) UUID from the system's generator. Foundation's `UUID()` opens and
-    /// reads /dev/urandom on every call on Linux: 3 % of the server's CPU per SendWalk in
-    /// `perf record`, for the three ids a command mints.
-    public static func random() -> UUID {
-        var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64
-        let low = generator.next() as UInt64
-        var bytes = withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            )
-        )
-    }
-}

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Postgres
 import Synchronization
+import UUIDText
 
 /// `sniffmeet bench append`: commands appended per second through the event log, for several
 /// writer counts and command sizes, next to two references writing the same rows as one plain

@@ -3,6 +3,7 @@ import Domain
 import EventLog
 import Foundation
 import Postgres
+import UUIDText
 import XCTest
 
 /// The metadata every event carries, as an auditor reads it back from the log.

@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 import XCTest
 
 @testable import Commands
@@ -16,6 +17,15 @@ final class SecretTokenTests: XCTestCase {
             seen.insert(token)
         }
         XCTAssertEqual(seen.count, 1_000)
+    }
+
+    /// Every byte of the buffer is drawn: over 200 draws of 40 bytes, each place takes many values.
+    func testSecureRandomFillsEveryPlace() {
+        let draws = (0..<200).map { _ in SecureRandom.bytes(40) }
+        XCTAssertTrue(draws.allSatisfy { $0.count == 40 })
+        for place in 0..<40 {
+            XCTAssertGreaterThan(Set(draws.map { $0[place] }).count, 100, "place \(place)")
+        }
     }
 
     /// Every byte value at every place: the bytes that encode to `+` and `/` come out as `-` and `_`.

@@ -2,6 +2,7 @@ import Commands
 @preconcurrency import Crypto
 import Foundation
 import Postgres
+import UUIDText
 import _CryptoExtras
 
 /// Operator accounts, their one-time password links, console sessions and API tokens, all in
@@ -191,8 +192,7 @@ enum PasswordHash {
     static let p = 1
 
     static func make(_ password: String) throws -> String {
-        var generator = SystemRandomNumberGenerator()
-        let salt = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let salt = SecureRandom.bytes(16)
         let key = try derive(password, salt: salt, logN: logN, r: r, p: p)
         return "scrypt$\(logN)$\(r)$\(p)$\(Data(salt).base64EncodedString())$\(Data(key).base64EncodedString())"
     }
