@@ -317,7 +317,7 @@ public struct SessionStore: Sendable {
     /// 26 characters of RFC 4648 base32 (130 random bits), upper case: short for a QR code and
     /// unambiguous to read aloud.
     static func base32Code() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return String(decoding: (0..<26).map { _ in base32[Int.random(in: 0..<32, using: &generator)] }, as: UTF8.self)
+        // 32 divides 256: the low five bits of a random byte are a uniform letter.
+        String(decoding: SecureRandom.bytes(26).map { base32[Int($0 & 31)] }, as: UTF8.self)
     }
 }
