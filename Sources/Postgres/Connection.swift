@@ -353,8 +353,18 @@ public final class Connection {
     // MARK: Helpers
 
     private static func checkParameters(_ texts: [String?]) throws {
-        if let index = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+        if let index = texts.firstIndex(where: { $0.map(containsNUL) == true }) {
             throw PostgresError.invalidParameter(index: index + 1, reason: "contains a NUL byte")
+        }
+    }
+
+    /// `memchr` over the contiguous UTF-8 (a byte-by-byte `contains` on the view was 1 % of the
+    /// server's CPU per SendWalk: every parameter of every statement, events' JSON included).
+    private static func containsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+            return memchr(base, 0, bytes.count) != nil
         }
     }
 

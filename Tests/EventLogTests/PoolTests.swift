@@ -104,6 +104,32 @@ final class PoolTests: XCTestCase {
         await pool.close()
     }
 
+    /// A parameter with a NUL byte (a C string would end there) is refused, naming its place,
+    /// before any statement is sent: nothing of the pipeline runs.
+    func testAParameterWithANULByteIsRefusedBeforeAnythingIsSent() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("nul"))
+        let count = try await pool.withConnection { connection -> Int in
+            try connection.execute("CREATE TABLE t (label text)")
+            for text in ["a\u{0}b", "\u{0}", String(repeating: "x", count: 5000) + "\u{0}"] {
+                do {
+                    _ = try connection.pipeline([
+                        Connection.Statement("INSERT INTO t VALUES ($1)", ["fine, and sent first"]),
+                        Connection.Statement("INSERT INTO t VALUES ($1)", [JSONB("{}"), text]),
+                    ])
+                    XCTFail("a NUL byte must be refused")
+                } catch PostgresError.invalidParameter(let index, _) {
+                    XCTAssertEqual(index, 2)
+                }
+            }
+            XCTAssertThrowsError(try connection.execute("SELECT $1::text", ["é\u{0}"]))
+            // Empty and non-ASCII texts pass.
+            _ = try connection.pipeline([Connection.Statement("INSERT INTO t VALUES ($1), ($2)", ["", "산책 🐕"])])
+            return try connection.execute("SELECT count(*) FROM t").first!.int(0)
+        }
+        XCTAssertEqual(count, 2, "only the last pipeline's two rows")
+        await pool.close()
+    }
+
     func testPipelineAndCopy() async throws {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("copy"))
         let (sum, copied, lines) = try await pool.withConnection { connection -> (Int, Int, [String]) in
