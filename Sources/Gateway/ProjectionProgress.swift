@@ -35,9 +35,13 @@ public struct ProjectionProgress: Sendable {
     }
 
     /// Returns once every projector in `projectors` has applied `position`; throws
-    /// `not_caught_up` after `timeout`.
+    /// `not_caught_up` after `timeout`, or `request_timeout` at the request's deadline
+    /// (`ConnectionPool.deadline`) when that comes first.
     public func waitUntil(_ position: LogPosition, projectors: [String], timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
+        let ownDeadline = ContinuousClock.now + timeout
+        let requestDeadline = ConnectionPool.deadline
+        let deadline = requestDeadline.map { min($0, ownDeadline) } ?? ownDeadline
+        let givingUp = requestDeadline.map { $0 < ownDeadline } == true ? APIError.requestTimeout : APIError.notCaughtUp
         if try await reached(position, projectors: projectors) { return }
         // Not there yet. A position no command could have answered (its transaction has not
         // started, or it is past every event written) would only wait out the timeout: refuse it.
@@ -45,20 +49,20 @@ public struct ProjectionProgress: Sendable {
             throw APIError.validation("Min-Log-Position", "Min-Log-Position is not a position of this log")
         }
         if let waiter {
-            // In slices, so that a cancelled request (timeout, client gone) stops waiting soon.
+            // In slices, so that a cancelled request (client gone) stops waiting soon.
             try await gate.admitted {
                 while true {
                     try Task.checkCancellation()
                     let left = deadline - ContinuousClock.now
+                    if left <= .zero { throw givingUp }
                     if try await waiter(position, projectors, min(left, .milliseconds(100))) { return }
-                    if left <= .milliseconds(100) { throw APIError.notCaughtUp }
                 }
             }
             return
         }
         while true {
             if try await reached(position, projectors: projectors) { return }
-            if ContinuousClock.now + pollInterval > deadline { throw APIError.notCaughtUp }
+            if ContinuousClock.now + pollInterval > deadline { throw givingUp }
             try await Task.sleep(for: pollInterval)
         }
     }

@@ -21,10 +21,20 @@ import Synchronization
 /// walk sends about 5 % more per second, `bench append` with one writer 0.71–0.75x of pgbench
 /// where it was 0.62–0.70x (docs/benchmarks.md).
 ///
-/// Work that waits longer than `acquireTimeout` fails with `poolTimeout`; work whose task is
-/// cancelled while waiting fails with `CancellationError` and never runs. Broken connections
-/// (server restart, terminated backend) are dropped, never used again.
+/// Work that waits longer than `acquireTimeout`, or past its task's `deadline`, fails with
+/// `poolTimeout`; work whose task is cancelled while waiting fails with `CancellationError` and
+/// never runs. Broken connections (server restart, terminated backend) are dropped, never used
+/// again.
 public final class ConnectionPool: Sendable {
+    /// The latest moment the current task's work may still wait for a connection (a request's
+    /// deadline, which the gateway sets around each request): past it, waiting work fails with
+    /// `poolTimeout` as past `acquireTimeout`. A task-local value rather than a cancelled child
+    /// task per request: that child (its allocation and two more executor hops) was 5–8 % of a
+    /// `GET /v1/me/mates`'s server CPU. Work already running is not cut: `statement_timeout`
+    /// bounds it. Work handed over without a waiting task (`submit(work:failure:)`, a group
+    /// commit's drain serving many callers) keeps `acquireTimeout` alone.
+    @TaskLocal public static var deadline: ContinuousClock.Instant?
+
     public let connectionString: String
     public let maxConnections: Int
     public let acquireTimeout: Duration
@@ -100,7 +110,7 @@ public final class ConnectionPool: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let created = PoolJob(
-                    deadline: .now + acquireTimeout,
+                    deadline: waitDeadline(),
                     work: { connection in continuation.resume(with: Result { try body(connection) }) },
                     failure: { continuation.resume(throwing: $0) }
                 )
@@ -126,7 +136,7 @@ public final class ConnectionPool: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
                 let read = query.read
                 let created = PoolJob(
-                    deadline: .now + acquireTimeout,
+                    deadline: waitDeadline(),
                     statement: query.statement,
                     answer: { outcome in continuation.resume(with: Result { try read(try outcome.get()) }) },
                     failure: { continuation.resume(throwing: $0) }
@@ -138,6 +148,14 @@ public final class ConnectionPool: Sendable {
         } onCancel: {
             slot.get()?.fail(CancellationError())
         }
+    }
+
+    /// Until when the current task's work waits for a connection: `acquireTimeout` from now, or
+    /// the task's `deadline` when that comes first.
+    private func waitDeadline() -> ContinuousClock.Instant {
+        let acquired = ContinuousClock.now + acquireTimeout
+        guard let deadline = Self.deadline else { return acquired }
+        return min(acquired, deadline)
     }
 
     /// Runs `body` on a pooled connection's own thread with no task waiting for it: for work
@@ -340,7 +358,7 @@ public final class ConnectionPool: Sendable {
             }
             return (expired, !state.closed)
         }
-        for job in expired { job.fail(PostgresError.poolTimeout(waited: acquireTimeout)) }
+        for job in expired { job.fail(PostgresError.poolTimeout(waited: now - job.queued)) }
         return open
     }
 }
@@ -349,6 +367,7 @@ public final class ConnectionPool: Sendable {
 /// closing the pool settles it; whoever comes later finds it settled and does nothing.
 final class PoolJob: Sendable {
     let deadline: ContinuousClock.Instant
+    let queued = ContinuousClock.now
     /// Set for a query (`ConnectionPool.run`): it may share a pipeline with other queries.
     let statement: Connection.Statement?
     private let settled = Atomic<Bool>(false)

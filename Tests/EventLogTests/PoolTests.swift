@@ -104,6 +104,38 @@ final class PoolTests: XCTestCase {
         await pool.close()
     }
 
+    /// Work waiting for a connection gives up at its task's deadline (a request's, set by the
+    /// gateway) long before the pool's own acquire timeout; work without one waits its turn.
+    func testWaitingWorkGivesUpAtItsTasksDeadline() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("deadline"), maxConnections: 1, acquireTimeout: .seconds(30))
+        // The only connection is busy for a second and a half.
+        let busy = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(1.5)").count } }
+        try await Task.sleep(for: .milliseconds(200))
+        let patient = Task { try await pool.withConnection { try $0.execute("SELECT 7").first!.int(0) } }
+        let start = ContinuousClock.now
+        do {
+            _ = try await ConnectionPool.$deadline.withValue(.now + .milliseconds(200)) {
+                try await pool.withConnection { try $0.execute("SELECT 1").count }
+            }
+            XCTFail("the deadline passed while it waited")
+        } catch PostgresError.poolTimeout(let waited) {
+            XCTAssertGreaterThanOrEqual(waited, .milliseconds(200))
+        }
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(1), "given up at the deadline, not when the connection came free")
+        // A query (`run`) gives up the same way.
+        do {
+            _ = try await ConnectionPool.$deadline.withValue(.now + .milliseconds(100)) {
+                try await pool.run(Query("SELECT 1") { $0.count })
+            }
+            XCTFail("the deadline passed while it waited")
+        } catch PostgresError.poolTimeout {}
+        let sleptRows = try await busy.value
+        let patientValue = try await patient.value
+        XCTAssertEqual(sleptRows, 1)
+        XCTAssertEqual(patientValue, 7)
+        await pool.close()
+    }
+
     /// A parameter with a NUL byte (a C string would end there) is refused, naming its place,
     /// before any statement is sent: nothing of the pipeline runs.
     func testAParameterWithANULByteIsRefusedBeforeAnythingIsSent() async throws {
