@@ -38,7 +38,9 @@ public final class AppendAnnouncer: Sendable {
             return true
         }
         guard start else { return }
-        Task { [self] in
+        // Detached: it outlives the appending request, whose deadline (`ConnectionPool.deadline`)
+        // a child of its task would inherit.
+        Task.detached { [self] in
             while true {
                 let sent = ContinuousClock.now
                 do {

@@ -35,7 +35,8 @@ final class LastSeenMoves: Sendable {
             state.writing = true
             return true
         }
-        if starts { Task { await writeWhileDue() } }
+        // Detached: a task of its own would inherit the request's deadline (`ConnectionPool.deadline`).
+        if starts { Task.detached { await self.writeWhileDue() } }
     }
 
     private func writeWhileDue() async {

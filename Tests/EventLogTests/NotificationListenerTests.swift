@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import Postgres
 import PostgresTesting
@@ -36,6 +37,29 @@ final class NotificationListenerTests: XCTestCase {
         try await eventually { seen.withLock { $0["chan_one"]?.count == 3 && $0["chan_two"]?.count == 2 } }
         XCTAssertEqual(seen.withLock { $0["chan_one"] }, ["<again>", "a1", "a2"])
         XCTAssertEqual(seen.withLock { $0["chan_two"] }, ["<again>", "b1"])
+    }
+
+    /// The append announcer's NOTIFY goes out after the request that appended has given up: its
+    /// task does not take over the request's deadline (`ConnectionPool.deadline`), which here has
+    /// passed while the pool's only connection is busy.
+    func testAnAnnouncementOutlivesTheDeadlineOfTheRequestThatMadeIt() async throws {
+        let connectionString = try TestDatabase.create("announce_deadline")
+        let seen = Mutex(0)
+        let listener = NotificationListener(
+            connectionString: connectionString,
+            handlers: [EventLog.channel: { payloads in seen.withLock { $0 += payloads.isEmpty ? 0 : 1 } }]
+        )
+        listener.start()
+        defer { listener.stop() }
+        try await Task.sleep(for: .milliseconds(300))  // listening
+        let pool = ConnectionPool(connectionString: connectionString, maxConnections: 1, acquireTimeout: .seconds(30))
+        let busy = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(0.5)").count } }
+        try await Task.sleep(for: .milliseconds(100))
+        let announcer = AppendAnnouncer(pool: pool)
+        ConnectionPool.$deadline.withValue(.now - .seconds(1)) { announcer.announce() }
+        _ = try await busy.value
+        try await eventually { seen.withLock { $0 } >= 1 }
+        await pool.close()
     }
 
     private func eventually(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) async throws {
