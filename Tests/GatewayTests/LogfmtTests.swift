@@ -59,16 +59,13 @@ private final class Lines: Sendable {
 /// the order of lines never changes.
 final class StandardErrorLogTests: XCTestCase {
     func testLinesGoOutAtOnceUntilBufferingStarts() throws {
-        let pipe = Pipe()
-        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: .seconds(3600))
+        let (pipe, log) = Self.log(buffering: false)
         log.write(Array("one\n".utf8), level: .info)
         XCTAssertEqual(try Self.available(pipe), "one\n")
     }
 
     func testBufferedInfoLinesWaitAndAWarningTakesThemAlongInOrder() throws {
-        let pipe = Pipe()
-        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: .seconds(3600))
-        log.startBuffering()
+        let (pipe, log) = Self.log(buffering: true)
         log.write(Array("first\n".utf8), level: .info)
         log.write(Array("second\n".utf8), level: .notice)
         XCTAssertEqual(try Self.available(pipe), "", "info and notice lines wait")
@@ -81,23 +78,28 @@ final class StandardErrorLogTests: XCTestCase {
     }
 
     func testBufferedLinesAreWrittenWithinTheInterval() throws {
-        let pipe = Pipe()
-        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: .milliseconds(20))
-        log.startBuffering()
+        let (pipe, log) = Self.log(buffering: true, interval: .milliseconds(20))
         log.write(Array("waiting\n".utf8), level: .info)
         // The writer thread's next round; `availableData` blocks until bytes arrive.
         XCTAssertEqual(String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self), "waiting\n")
     }
 
     func testManyWaitingBytesAreWrittenWithoutWaitingForTheInterval() throws {
-        let pipe = Pipe()
-        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: .seconds(3600))
-        log.startBuffering()
+        let (pipe, log) = Self.log(buffering: true)
         let line = Array(repeating: UInt8(ascii: "x"), count: 1023) + [UInt8(ascii: "\n")]
         for _ in 0..<(StandardErrorLog.capacity / line.count - 1) { log.write(line, level: .info) }
         XCTAssertEqual(try Self.available(pipe), "")
         log.write(line, level: .info)
         XCTAssertEqual(try Self.available(pipe).utf8.count, StandardErrorLog.capacity)
+    }
+
+    /// A log writing into a new pipe; the interval is long enough not to fire during a test
+    /// unless told otherwise.
+    private static func log(buffering: Bool, interval: Duration = .seconds(3600)) -> (Pipe, StandardErrorLog) {
+        let pipe = Pipe()
+        let log = StandardErrorLog(descriptor: pipe.fileHandleForWriting.fileDescriptor, interval: interval)
+        if buffering { log.startBuffering() }
+        return (pipe, log)
     }
 
     /// What the pipe holds now, without waiting for more.
