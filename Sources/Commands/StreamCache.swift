@@ -36,18 +36,31 @@ public final class StreamCache: Sendable {
     }
 
     private let maps: Mutex<Maps>
+    /// States per generation, short and long streams.
+    let capacity: Int
+    let longCapacity: Int
     /// Events from which a stream counts as long.
     let longStream: Int64
 
     /// `capacity`: states per generation (at most twice that are held: 50,000 by default);
     /// `longCapacity`: the same for long streams, those of at least `longStream` events.
     public init(capacity: Int = 25_000, longCapacity: Int = 2_500, longStream: Int64 = 64) {
+        self.capacity = capacity
+        self.longCapacity = longCapacity
         maps = Mutex(Maps(short: GenerationalMap(capacity: capacity), long: GenerationalMap(capacity: longCapacity)))
         self.longStream = longStream
     }
 
     func entry(_ stream: StreamName) -> Entry? {
         maps.withLock { $0.long.value(for: stream) ?? $0.short.value(for: stream) }
+    }
+
+    /// A cache holding at most `states` short streams (two generations of half as many), the
+    /// operators' setting (`SNIFFMEET_STREAM_CACHE_STATES`; the default 50,000 is `init()`'s).
+    /// Long streams keep their own bound: a conversation's state holds every message's facts, and
+    /// scaling their number with this setting could cost gigabytes.
+    public convenience init(states: Int) {
+        self.init(capacity: max(1, states / 2))
     }
 
     /// Remembers `state` at `version`, unless a newer one is known.

@@ -121,7 +121,13 @@ public func buildApplication(
     )
     let log = EventLog(pool: pool)
     let sealer = EventSealer(secret: configuration.secret)
-    let handler = CommandHandler(log: log, sealer: sealer, walkTTL: configuration.walkTTL, clock: configuration.clock)
+    let handler = CommandHandler(
+        log: log,
+        sealer: sealer,
+        walkTTL: configuration.walkTTL,
+        clock: configuration.clock,
+        cache: StreamCache(states: configuration.streamCacheStates)
+    )
     var backgroundServices: [any Service] = []
     var waiter: ProjectionProgress.Waiter?
     var feedWaiter: ProjectionProgress.Waiter?

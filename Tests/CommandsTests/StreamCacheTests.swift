@@ -70,4 +70,16 @@ final class StreamCacheTests: XCTestCase {
         cache.remember(stream, version: 6, state: state(of: stream))
         XCTAssertEqual(cache.entry(stream)?.version, 6)
     }
+
+    /// The operators' setting bounds what is held, and the default is what `init()` holds.
+    func testTheSettingBoundsTheStatesHeld() {
+        let cache = StreamCache(states: 40)
+        addNewStreams(200, to: cache)
+        XCTAssertLessThanOrEqual(cache.count, 40)
+        XCTAssertGreaterThanOrEqual(cache.count, 20)
+        let standard = StreamCache(states: 50_000)
+        let plain = StreamCache()
+        XCTAssertEqual(standard.capacity, plain.capacity)
+        XCTAssertEqual(standard.longCapacity, plain.longCapacity)
+    }
 }

@@ -96,4 +96,14 @@ final class RateLimitTests: XCTestCase {
         XCTAssertNil(RateLimiter.Budgets(parsing: "ip=1:inf"))
         XCTAssertThrowsError(try GatewayConfiguration(databaseURL: "").applyingEnvironment(["SNIFFMEET_RATE_LIMITS": "of"]))
     }
+
+    /// The stream cache's size from the environment; nonsense leaves the default.
+    func testStreamCacheStatesFromTheEnvironment() throws {
+        let standard = GatewayConfiguration(databaseURL: "")
+        XCTAssertEqual(standard.streamCacheStates, 50_000)
+        XCTAssertEqual(try standard.applyingEnvironment(["SNIFFMEET_STREAM_CACHE_STATES": "200000"]).streamCacheStates, 200_000)
+        for nonsense in ["0", "-5", "lots", ""] {
+            XCTAssertEqual(try standard.applyingEnvironment(["SNIFFMEET_STREAM_CACHE_STATES": nonsense]).streamCacheStates, 50_000)
+        }
+    }
 }
