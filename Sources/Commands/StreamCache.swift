@@ -36,17 +36,12 @@ public final class StreamCache: Sendable {
     }
 
     private let maps: Mutex<Maps>
-    /// States per generation, short and long streams.
-    let capacity: Int
-    let longCapacity: Int
     /// Events from which a stream counts as long.
     let longStream: Int64
 
     /// `capacity`: states per generation (at most twice that are held: 50,000 by default);
     /// `longCapacity`: the same for long streams, those of at least `longStream` events.
     public init(capacity: Int = 25_000, longCapacity: Int = 2_500, longStream: Int64 = 64) {
-        self.capacity = capacity
-        self.longCapacity = longCapacity
         maps = Mutex(Maps(short: GenerationalMap(capacity: capacity), long: GenerationalMap(capacity: longCapacity)))
         self.longStream = longStream
     }
@@ -75,6 +70,10 @@ public final class StreamCache: Sendable {
             }
         }
     }
+
+    /// States per generation, short and long streams.
+    var capacity: Int { maps.withLock { $0.short.capacity } }
+    var longCapacity: Int { maps.withLock { $0.long.capacity } }
 
     /// How many states are held (every generation).
     var count: Int { maps.withLock { $0.short.count + $0.long.count } }

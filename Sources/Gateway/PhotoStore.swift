@@ -15,9 +15,7 @@ public struct PhotoStore: Sendable {
     /// A new photo's id: 128 random bits (no version or variant bits), since holding the id is
     /// all it takes to fetch the photo.
     static func newID() -> UUID {
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { SecureRandom.fill($0) }
-        return UUID(uuid: uuid)
+        .randomBits()
     }
 
     /// The strong validator of a photo's copies: 128 bits of the image's SHA-256, in hex.

@@ -39,9 +39,13 @@ public struct ProjectionProgress: Sendable {
     /// (`ConnectionPool.deadline`) when that comes first.
     public func waitUntil(_ position: LogPosition, projectors: [String], timeout: Duration) async throws {
         let ownDeadline = ContinuousClock.now + timeout
-        let requestDeadline = ConnectionPool.deadline
-        let deadline = requestDeadline.map { min($0, ownDeadline) } ?? ownDeadline
-        let givingUp = requestDeadline.map { $0 < ownDeadline } == true ? APIError.requestTimeout : APIError.notCaughtUp
+        // The request's deadline, when it comes first, ends the wait as the request's timeout.
+        let (deadline, givingUp) =
+            if let request = ConnectionPool.deadline, request < ownDeadline {
+                (request, APIError.requestTimeout)
+            } else {
+                (ownDeadline, APIError.notCaughtUp)
+            }
         if try await reached(position, projectors: projectors) { return }
         // Not there yet. A position no command could have answered (its transaction has not
         // started, or it is past every event written) would only wait out the timeout: refuse it.

@@ -28,9 +28,9 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = try GatewayConfiguration(host: host, port: port, databaseURL: runtime, secret: secret)
             .applyingEnvironment()
         let app = try buildApplication(configuration, logger: logger)
-        // Up: from here a line per request, written in batches (warnings at once).
+        // Up: from here a line per request, written in batches (warnings at once; what waits
+        // at exit is written by the handler `startBuffering` registers).
         StandardErrorLog.shared.startBuffering()
         try await app.runService()
-        StandardErrorLog.shared.flush()
     }
 }
