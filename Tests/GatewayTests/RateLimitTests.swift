@@ -100,10 +100,10 @@ final class RateLimitTests: XCTestCase {
     /// The stream cache's size from the environment; nonsense leaves the default.
     func testStreamCacheStatesFromTheEnvironment() throws {
         let standard = GatewayConfiguration(databaseURL: "")
-        XCTAssertEqual(standard.streamCacheStates, 50_000)
-        XCTAssertEqual(try standard.applyingEnvironment(["SNIFFMEET_STREAM_CACHE_STATES": "200000"]).streamCacheStates, 200_000)
+        XCTAssertEqual(standard.streamCacheStates, 200_000)
+        XCTAssertEqual(try standard.applyingEnvironment(["SNIFFMEET_STREAM_CACHE_STATES": "50000"]).streamCacheStates, 50_000)
         for nonsense in ["0", "-5", "lots", ""] {
-            XCTAssertEqual(try standard.applyingEnvironment(["SNIFFMEET_STREAM_CACHE_STATES": nonsense]).streamCacheStates, 50_000)
+            XCTAssertEqual(try standard.applyingEnvironment(["SNIFFMEET_STREAM_CACHE_STATES": nonsense]).streamCacheStates, 200_000)
         }
     }
 }
