@@ -39,9 +39,13 @@ public final class StreamCache: Sendable {
     /// Events from which a stream counts as long.
     let longStream: Int64
 
-    /// `capacity`: states per generation (at most twice that are held: 200,000 by default);
+    /// Short streams held unless the operators say otherwise (`SNIFFMEET_STREAM_CACHE_STATES`):
+    /// about 550 bytes each (docs/benchmarks.md, "The command side's stream cache").
+    public static let defaultStates = 200_000
+
+    /// `capacity`: states per generation (at most twice that are held: `defaultStates` by default);
     /// `longCapacity`: the same for long streams, those of at least `longStream` events.
-    public init(capacity: Int = 100_000, longCapacity: Int = 2_500, longStream: Int64 = 64) {
+    public init(capacity: Int = defaultStates / 2, longCapacity: Int = 2_500, longStream: Int64 = 64) {
         maps = Mutex(Maps(short: GenerationalMap(capacity: capacity), long: GenerationalMap(capacity: longCapacity)))
         self.longStream = longStream
     }
@@ -51,7 +55,7 @@ public final class StreamCache: Sendable {
     }
 
     /// A cache holding at most `states` short streams (two generations of half as many), the
-    /// operators' setting (`SNIFFMEET_STREAM_CACHE_STATES`; the default 200,000 is `init()`'s).
+    /// operators' setting (`SNIFFMEET_STREAM_CACHE_STATES`; by default `defaultStates`).
     /// Long streams keep their own bound: a conversation's state holds every message's facts, and
     /// scaling their number with this setting could cost gigabytes.
     public convenience init(states: Int) {

@@ -1,3 +1,4 @@
+import Commands
 @preconcurrency import Crypto
 import Foundation
 import PersonalData
@@ -74,8 +75,8 @@ public struct GatewayConfiguration: Sendable {
     /// (`SNIFFMEET_MAX_REPLICA_LAG_SECONDS`, default 5).
     public var maxReplicaLag: Duration = .seconds(5)
     /// Folded states of short streams the command side keeps (`StreamCache`;
-    /// `SNIFFMEET_STREAM_CACHE_STATES`, default 200,000: two generations of half as many).
-    public var streamCacheStates = 200_000
+    /// `SNIFFMEET_STREAM_CACHE_STATES`, default `StreamCache.defaultStates`).
+    public var streamCacheStates = StreamCache.defaultStates
     /// The time commands decide by (a message's edit window, a drop token's expiry). Always the
     /// system clock when served; tests move it forward to reach time-bound refusals.
     public var clock: @Sendable () -> Date = { Date() }

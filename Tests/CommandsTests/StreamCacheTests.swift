@@ -77,7 +77,7 @@ final class StreamCacheTests: XCTestCase {
         addNewStreams(200, to: cache)
         XCTAssertLessThanOrEqual(cache.count, 40)
         XCTAssertGreaterThanOrEqual(cache.count, 20)
-        let standard = StreamCache(states: 200_000)
+        let standard = StreamCache(states: StreamCache.defaultStates)
         let plain = StreamCache()
         XCTAssertEqual(standard.capacity, plain.capacity)
         XCTAssertEqual(standard.longCapacity, plain.longCapacity)
