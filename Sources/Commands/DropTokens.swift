@@ -52,18 +52,17 @@ enum DropTokens {
     /// request since it was read (in the same batch, or one that committed meanwhile), it fails
     /// the transaction (`EventLog.guardFailed`): one token, one request.
     static func spending(hash: Data, withEvent eventID: UUID) -> Connection.Statement {
-        Connection.Statement(
-            """
-            UPDATE drop_tokens SET used_at = now()
-            WHERE token_hash = $2::bytea
-              AND CASE WHEN NOT \(EventLog.appendedHere) THEN false
-                       WHEN used_at IS NULL THEN true
-                       ELSE \(EventLog.guardFailed("drop token spent by a concurrent request")) END
-            """,
-            [eventID, hash],
-            prepared: true
-        )
+        Connection.Statement(spendingSQL, [eventID, hash], prepared: true)
     }
+
+    /// Built once: it runs with every mate request.
+    private static let spendingSQL = """
+        UPDATE drop_tokens SET used_at = now()
+        WHERE token_hash = $2::bytea
+          AND CASE WHEN NOT \(EventLog.appendedHere) THEN false
+                   WHEN used_at IS NULL THEN true
+                   ELSE \(EventLog.guardFailed("drop token spent by a concurrent request")) END
+        """
 
     /// Forgets every token `user` handed out (their account is being deleted).
     static func deleteAll(of user: UUID, on connection: Connection) throws {

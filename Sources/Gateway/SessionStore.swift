@@ -68,15 +68,14 @@ public struct SessionStore: Sendable {
     /// `token` in the sign-up's append, whose first event is `eventID`, and only if that append
     /// wrote: a refused sign-up opens no session.
     static func opening(_ token: String, for user: UUID, withEvent eventID: UUID) -> Postgres.Connection.Statement {
-        Postgres.Connection.Statement(
-            """
-            INSERT INTO sessions (session_id, token_hash, user_id)
-            SELECT $2::uuid, $3::bytea, $4::uuid WHERE \(EventLog.appendedHere)
-            """,
-            [eventID, UUID.random(), digest(token), user],
-            prepared: true
-        )
+        Postgres.Connection.Statement(openingSQL, [eventID, UUID.random(), digest(token), user], prepared: true)
     }
+
+    /// Built once: it runs with every sign-up and sign-in.
+    private static let openingSQL = """
+        INSERT INTO sessions (session_id, token_hash, user_id)
+        SELECT $2::uuid, $3::bytea, $4::uuid WHERE \(EventLog.appendedHere)
+        """
 
     /// The caller a bearer token belongs to, or `nil`.
     ///

@@ -135,15 +135,14 @@ public final class DataKeys: Sendable {
     /// their `user_registered` (`eventID`), and only then (`EventLog.appendedHere`): a refused
     /// sign-up leaves no key. A user's id is made fresh at sign-up, so no row can be there yet.
     public func storing(_ key: SymmetricKey, of user: UUID, withEvent eventID: UUID) -> Connection.Statement {
-        Connection.Statement(
-            """
-            INSERT INTO data_keys (user_id, sealed_key)
-            SELECT $2::uuid, decode($3::text, 'hex') WHERE \(EventLog.appendedHere)
-            """,
-            [eventID, user, sealedHex(key, of: user)],
-            prepared: true
-        )
+        Connection.Statement(Self.storingSQL, [eventID, user, sealedHex(key, of: user)], prepared: true)
     }
+
+    /// Built once: it runs with every sign-up.
+    private static let storingSQL = """
+        INSERT INTO data_keys (user_id, sealed_key)
+        SELECT $2::uuid, decode($3::text, 'hex') WHERE \(EventLog.appendedHere)
+        """
 
     /// Caches the key of `user` once the append that stored it committed.
     public func remember(_ user: UUID, key: SymmetricKey) {

@@ -17,7 +17,9 @@ public struct EventSealer: Sendable {
     public let keys: DataKeys
     /// Chat messages' own keys, each sealed under its sender's data key.
     public let messageKeys: MessageKeys
-    private let nicknameStreams: SymmetricKey
+    /// The keyed hash of nickname stream names with its key already set up: `HMAC.init(key:)`
+    /// hashes the key's two pads, half the work of naming one stream; each use copies it.
+    private let nicknameStreams: HMAC<SHA256>
     /// Events this process appended, by event id, as the domain decided them: the projectors
     /// of the same process read them back moments later, and opening and decoding them again
     /// was a tenth of the server's CPU per SendWalk (`perf record`). Bounded; emptied when full
@@ -28,7 +30,7 @@ public struct EventSealer: Sendable {
     public init(secret: SymmetricKey) {
         self.keys = DataKeys(secret: secret)
         self.messageKeys = MessageKeys(dataKeys: keys)
-        self.nicknameStreams = ServerSecret.derive(secret, purpose: "nickname streams")
+        self.nicknameStreams = HMAC(key: ServerSecret.derive(secret, purpose: "nickname streams"))
     }
 
     // MARK: Stream names
@@ -37,8 +39,9 @@ public struct EventSealer: Sendable {
     /// under the master key) of the folded nickname, so the log's stream ids say nothing of it.
     public func storedName(_ stream: StreamName) -> String {
         guard stream.kind == .nickname else { return stream.rawValue }
-        let key = stream.rawValue.utf8.dropFirst("nickname-".utf8.count)
-        return "nickname-" + Hex.string(HMAC<SHA256>.authenticationCode(for: Array(key), using: nicknameStreams))
+        var hash = nicknameStreams
+        hash.update(data: Array(stream.rawValue.utf8.dropFirst("nickname-".utf8.count)))
+        return "nickname-" + Hex.string(hash.finalize())
     }
 
     // MARK: Sealing

@@ -78,15 +78,14 @@ public final class MessageKeys: Sendable {
         under senderKey: SymmetricKey,
         withEvent eventID: UUID
     ) throws -> Connection.Statement {
-        Connection.Statement(
-            """
-            INSERT INTO message_keys (message_id, sender, sealed_key)
-            SELECT $2::uuid, $3::uuid, decode($4::text, 'hex') WHERE \(EventLog.appendedHere)
-            """,
-            [eventID, message, sender, try seal(key, of: message, under: senderKey)],
-            prepared: true
-        )
+        Connection.Statement(Self.storingSQL, [eventID, message, sender, try seal(key, of: message, under: senderKey)], prepared: true)
     }
+
+    /// Built once: it runs with every chat message.
+    private static let storingSQL = """
+        INSERT INTO message_keys (message_id, sender, sealed_key)
+        SELECT $2::uuid, $3::uuid, decode($4::text, 'hex') WHERE \(EventLog.appendedHere)
+        """
 
     /// Caches the key of `message` once the append that stored it committed.
     public func remember(_ message: UUID, key: SymmetricKey) {
