@@ -1,4 +1,6 @@
+import Foundation
 import PersonalData
+import Synchronization
 import XCTest
 
 /// The bounded map behind this process's caches.
@@ -24,6 +26,58 @@ final class GenerationalMapTests: XCTestCase {
         map.set("a2", for: 1)
         XCTAssertEqual(map.value(for: 1), "a2")
         XCTAssertEqual(map.count, 3)
+    }
+
+    /// The caller holds its cache's lock while the map turns over: the dropped generation is
+    /// freed on another thread, not by the caller.
+    func testADroppedGenerationIsFreedOffTheCallersThread() {
+        let freed = expectation(description: "the dropped generation's values are freed")
+        freed.expectedFulfillmentCount = 2
+        let freedByCaller = Counter()
+        var map = GenerationalMap<Int, Tracked>(capacity: 2)
+        for key in 0..<2 { map.set(Tracked(freed, freedByCaller), for: key) }
+        for key in 2..<5 { map.set(Tracked(nil, freedByCaller), for: key) }  // 0 and 1 are dropped at 4
+        wait(for: [freed], timeout: 30)
+        XCTAssertEqual(freedByCaller.value.withLock { $0 }, 0)
+        XCTAssertNil(map.peek(0))
+        XCTAssertNil(map.peek(1))
+        XCTAssertNotNil(map.peek(2))
+        XCTAssertNotNil(map.peek(4))
+    }
+
+    func testRemoveAllAndFilterFreeOffTheCallersThread() {
+        let freed = expectation(description: "removed values are freed")
+        freed.expectedFulfillmentCount = 3
+        let freedByCaller = Counter()
+        var map = GenerationalMap<Int, Tracked>(capacity: 2)
+        for key in 0..<3 { map.set(Tracked(freed, freedByCaller, keep: key == 0), for: key) }
+        map.filter(\.keep)  // 1 and 2 go
+        XCTAssertEqual(map.count, 1)
+        map.removeAll()  // 0 goes
+        XCTAssertEqual(map.count, 0)
+        wait(for: [freed], timeout: 30)
+        XCTAssertEqual(freedByCaller.value.withLock { $0 }, 0)
+    }
+
+    /// A value that says when, and on which thread, it is freed (XCTest runs tests on the main
+    /// thread).
+    private final class Tracked: Sendable {
+        let freed: XCTestExpectation?
+        let freedByCaller: Counter
+        let keep: Bool
+
+        init(_ freed: XCTestExpectation?, _ freedByCaller: Counter, keep: Bool = false) {
+            (self.freed, self.freedByCaller, self.keep) = (freed, freedByCaller, keep)
+        }
+
+        deinit {
+            if Thread.isMainThread { freedByCaller.value.withLock { $0 += 1 } }
+            freed?.fulfill()
+        }
+    }
+
+    private final class Counter: Sendable {
+        let value = Mutex(0)
     }
 
     func testFilterKeepsOnlyWhatItAccepts() {
