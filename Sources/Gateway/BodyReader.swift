@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JSONText
 
 /// Reads request bodies with the gateway's size limit and decodes JSON with API error codes:
 /// malformed JSON is `invalid_json`, a missing or mistyped field `validation_failed` naming it.
@@ -31,9 +32,13 @@ struct BodyReader: Sendable {
     /// Shared: its options never change, and one per request was measurable.
     private static let decoder = JSONDecoder()
 
-    /// Decodes `data` as `T`.
+    /// Decodes `data` as `T`: the hot commands' plain bodies the quick way (`FlatDecodable`),
+    /// everything else, and every error, through `JSONDecoder`.
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         guard !data.isEmpty else { throw APIError.invalidJSON("A JSON body is required.") }
+        if let quick = T.self as? any FlatDecodable.Type, let object = FlatJSONObject(data), let body = quick.init(flat: object) as? T {
+            return body
+        }
         do {
             return try decoder.decode(T.self, from: data)
         } catch let error as DecodingError {

@@ -1,12 +1,19 @@
 import Domain
 import Foundation
+import JSONText
 import UUIDText
 
 // The JSON bodies clients send. Enumerations are read as strings and checked here, so that a
 // wrong value is `validation_failed` naming its field rather than a decoding failure.
 
+/// A body the hot commands send, with a quick reading of its plain form (`FlatJSONObject`);
+/// `init(flat:)` returns nil for anything it does not read, and `JSONDecoder` decides then.
+protocol FlatDecodable: Decodable {
+    init?(flat: FlatJSONObject)
+}
+
 /// `POST /v1/users`.
-struct SignUpBody: Decodable {
+struct SignUpBody: Decodable, Equatable {
     var nickname: String
     var dogName: String
     var age: Int
@@ -103,7 +110,7 @@ struct TransferCodeBody: Decodable {
 }
 
 /// `POST /v1/mate-requests`.
-struct MateRequestBody: Decodable {
+struct MateRequestBody: Decodable, Equatable {
     var to: String
     var dropToken: String
     enum CodingKeys: String, CodingKey {
@@ -118,7 +125,7 @@ struct MateRequestBody: Decodable {
 }
 
 /// `POST /v1/walks`.
-struct WalkBody: Decodable {
+struct WalkBody: Decodable, Equatable {
     var to: String
     var message: String
     var latitude: Double
@@ -136,7 +143,7 @@ struct WalkBody: Decodable {
 }
 
 /// `POST /v1/walks/{id}/response`.
-struct WalkAnswerBody: Decodable {
+struct WalkAnswerBody: Decodable, Equatable {
     var answer: String
 
     func parsed() throws -> WalkAnswer {
@@ -201,4 +208,46 @@ struct ReportBody: Decodable {
 /// `POST /v1/admin/users/{id}/suspend`.
 struct SuspensionBody: Decodable {
     var reason: String
+}
+
+extension SignUpBody: FlatDecodable {
+    init?(flat: FlatJSONObject) {
+        guard let nickname = flat.string("nickname"), let dogName = flat.string("dog_name"), let age = flat.int("age"),
+            let sex = flat.string("sex"), let neutered = flat.bool("neutered"), let size = flat.string("size"),
+            let keywords = flat.strings("keywords"), let profileImage = flat.optionalString("profile_image")
+        else { return nil }
+        self.init(
+            nickname: nickname,
+            dogName: dogName,
+            age: age,
+            sex: sex,
+            neutered: neutered,
+            size: size,
+            keywords: keywords,
+            profileImage: profileImage
+        )
+    }
+}
+
+extension MateRequestBody: FlatDecodable {
+    init?(flat: FlatJSONObject) {
+        guard let to = flat.string("to"), let dropToken = flat.string("drop_token") else { return nil }
+        self.init(to: to, dropToken: dropToken)
+    }
+}
+
+extension WalkBody: FlatDecodable {
+    init?(flat: FlatJSONObject) {
+        guard let to = flat.string("to"), let message = flat.string("message"), let latitude = flat.double("latitude"),
+            let longitude = flat.double("longitude"), let placeName = flat.optionalString("place_name")
+        else { return nil }
+        self.init(to: to, message: message, latitude: latitude, longitude: longitude, placeName: placeName)
+    }
+}
+
+extension WalkAnswerBody: FlatDecodable {
+    init?(flat: FlatJSONObject) {
+        guard let answer = flat.string("answer") else { return nil }
+        self.init(answer: answer)
+    }
 }

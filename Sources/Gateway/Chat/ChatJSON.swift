@@ -114,7 +114,7 @@ public struct ConversationJSON: JSONObjectWritable, Sendable {
 }
 
 /// `POST /v1/chats/{user_id}/messages`: a text, a photo, or both.
-struct ChatMessageBody: Decodable {
+struct ChatMessageBody: Decodable, Equatable {
     var text: String?
     var photoID: String?
 
@@ -127,6 +127,13 @@ struct ChatMessageBody: Decodable {
         guard let photoID else { return nil }
         guard let id = UUID(text: photoID) else { throw APIError.validation("photo_id", "photo_id must be a chat photo's id") }
         return id
+    }
+}
+
+extension ChatMessageBody: FlatDecodable {
+    init?(flat: FlatJSONObject) {
+        guard let text = flat.optionalString("text"), let photoID = flat.optionalString("photo_id") else { return nil }
+        self.init(text: text, photoID: photoID)
     }
 }
 
