@@ -10,7 +10,7 @@
 /// about what it accepts, never about what it refuses.
 public struct FlatJSONObject {
     /// A member's value.
-    public enum Value: Equatable {
+    private enum Value {
         case string(String)
         /// A number's literal: `-?(0|[1-9][0-9]*)(\.[0-9]+)?`.
         case number(String)
@@ -19,7 +19,7 @@ public struct FlatJSONObject {
         case strings([String])
     }
 
-    public private(set) var members: [String: Value] = [:]
+    private let members: [String: Value]
 
     /// The object `bytes` hold, or nil when they are not one of the plain shape above.
     public init?(_ bytes: some Collection<UInt8>) {
