@@ -111,6 +111,46 @@ final class AppendTests: XCTestCase {
         XCTAssertEqual(pair.count, 2, "a read-only condition writes nothing to its stream")
     }
 
+    /// Two events on two streams, one each (a sign-up's user and nickname; a statement of its
+    /// own): both are written or neither, whichever of the two streams is not as expected.
+    func testTwoStreamAppendWritesBothOrNeither() async throws {
+        let first = try await log.append(
+            commandID: nil,
+            expectations: ["user-1": .noStream, "name-a": .noStream],
+            events: [event("user-1", "signed_up", 1), event("name-a", "claimed", 2)]
+        )
+        XCTAssertEqual(first.positions.count, 2)
+        XCTAssertLessThan(first.positions[0], first.positions[1], "the events keep their order in the log")
+        var user = try await log.readStream("user-1")
+        XCTAssertEqual(user.map(\.version), [1])
+        XCTAssertEqual(user.map(\.type), ["signed_up"])
+        let name = try await log.readStream("name-a")
+        XCTAssertEqual(name.map(\.type), ["claimed"])
+        for (taken, fresh, stale) in [("name-a", "user-2", "name-a"), ("user-1", "name-b", "user-1")] {
+            do {
+                _ = try await log.append(
+                    commandID: nil,
+                    expectations: [taken: .noStream, fresh: .noStream],
+                    events: [event(taken), event(fresh)]
+                )
+                XCTFail("\(stale) exists: the append must be refused")
+            } catch EventLogError.versionConflict(let stream, _) {
+                XCTAssertEqual(stream, stale)
+            }
+            let written = try await log.readStream(fresh)
+            XCTAssertTrue(written.isEmpty, "nothing of a refused append is written (\(fresh))")
+        }
+        _ = try await log.append(
+            commandID: nil,
+            expectations: ["user-1": .exactly(1), "name-a": .any],
+            events: [event("user-1"), event("name-a")]
+        )
+        user = try await log.readStream("user-1")
+        XCTAssertEqual(user.map(\.version), [1, 2])
+        let names = try await log.readStream("name-a")
+        XCTAssertEqual(names.map(\.version), [1, 2])
+    }
+
     /// Concurrent appends with the same expected version: exactly one wins each version. Run
     /// with 1-event commands (the scalar statement) and 2-event commands (the array statement).
     func testConcurrentAppendsToOneStreamConflict() async throws {
