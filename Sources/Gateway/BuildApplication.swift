@@ -110,11 +110,9 @@ public func buildApplication(
     logger: Logger = Logger(label: "sniffmeet.gateway")
 ) throws -> some ApplicationProtocol {
     let statementTimeout = configuration.statementTimeout.components
+    let timeoutMilliseconds = Int(statementTimeout.seconds * 1000 + statementTimeout.attoseconds / 1_000_000_000_000_000)
     let pool = ConnectionPool(
-        connectionString: ConnectionOptions.withStatementTimeout(
-            configuration.databaseURL,
-            milliseconds: Int(statementTimeout.seconds * 1000 + statementTimeout.attoseconds / 1_000_000_000_000_000)
-        ),
+        connectionString: ConnectionOptions.forServing(configuration.databaseURL, statementTimeoutMilliseconds: timeoutMilliseconds),
         maxConnections: configuration.maxConnections,
         acquireTimeout: .seconds(2),
         logger: logger
@@ -139,7 +137,12 @@ public func buildApplication(
         listening[EventLog.channel] = { _ in signal.notify() }
     }
     if background.contains(.projections) {
-        let runner = ProjectionRunner(log: log, sealer: sealer, connectionString: configuration.databaseURL, logger: logger)
+        let runner = ProjectionRunner(
+            log: log,
+            sealer: sealer,
+            connectionString: ConnectionOptions.forServing(configuration.databaseURL),
+            logger: logger
+        )
         backgroundServices.append(ProjectionRunnerService(runner: runner))
         // In-process projectors wake waiting queries the moment they commit (no polling).
         waiter = { position, names, timeout in try await runner.waitUntil(position: position, projectors: names, timeout: timeout) }
@@ -156,10 +159,7 @@ public func buildApplication(
     if let readURL = configuration.databaseReadURL {
         let replicas = ReplicaReads(
             pool: ConnectionPool(
-                connectionString: ConnectionOptions.withStatementTimeout(
-                    readURL,
-                    milliseconds: Int(statementTimeout.seconds * 1000 + statementTimeout.attoseconds / 1_000_000_000_000_000)
-                ),
+                connectionString: ConnectionOptions.forServing(readURL, statementTimeoutMilliseconds: timeoutMilliseconds),
                 maxConnections: configuration.maxConnections,
                 acquireTimeout: .seconds(2),
                 logger: logger
