@@ -29,7 +29,9 @@ final class ConnectionOptionsTests: XCTestCase {
         let url = try TestDatabase.createLogins("options").runtime
         for form in [url, ConnectionOptions.forServing(url, statementTimeoutMilliseconds: 1500)] {
             let connection = try Connection(connectionString: form)
-            let row = try connection.execute("SELECT current_setting('max_parallel_workers_per_gather'), current_setting('statement_timeout')").first!
+            let row = try connection.execute(
+                "SELECT current_setting('max_parallel_workers_per_gather'), current_setting('statement_timeout')"
+            ).first!
             if form == url {
                 XCTAssertNotEqual(try row.string(0), "0", "the cluster's default allows parallel workers")
             } else {
