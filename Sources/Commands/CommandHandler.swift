@@ -14,7 +14,7 @@ import UUIDText
 /// 2. `decide`.
 /// 3. Append through the log's group commit, with each stream's version as the condition, and
 ///    in the same transaction read the users whose cards the answer shows (and store a sent
-///    chat message's new key: `AppendRequest.guardedWrites`).
+///    chat message's new key: `AppendRequest.guardedRows`).
 ///
 /// A cached state that another process made stale costs nothing but a retry: the append's
 /// condition fails and the next attempt reads the log. A refusal, or a decision to change
@@ -24,9 +24,9 @@ import UUIDText
 /// many senders, lets one append per round trip through; the rest must wait their turn).
 ///
 /// Commands that write another table atomically with their events go the same way: their writes
-/// are guarded statements in the append's pipeline (`AppendRequest.guardedWrites`), which commit
-/// with their own append and write nothing when it does not (a sign-up's session row and data
-/// key, a mate request's spent drop token). Only deleting an account, unsending a message and
+/// are guarded rows and statements in the append's pipeline (`AppendRequest.guardedRows` and
+/// `guardedWrites`), which commit with their own append and write nothing when it does not (a
+/// sign-up's session row and data key, a mate request's spent drop token). Only deleting an account, unsending a message and
 /// the caller's own `inSameTransaction` writes still run inside one explicit transaction.
 public struct CommandHandler: Sendable {
     public let log: EventLog
@@ -83,14 +83,14 @@ public struct CommandHandler: Sendable {
         return try await straight(command, metadata: metadata)
     }
 
-    /// Handles `command` through group commit with `sideWrites`: statements of other tables
-    /// that commit with its append, in its transaction and round trip, and only if it wrote. Each
-    /// must guard itself with `EventLog.appendedHere`; its `$1` is the append's first event id,
-    /// which `sideWrites` is given. A command that appends nothing runs none of them.
+    /// Handles `command` through group commit with `sideWrites`: rows of other tables that
+    /// commit with its append, in its transaction and round trip, and only if it wrote, each
+    /// guarded by an event of the append (`GuardedRow`); `sideWrites` is given the append's
+    /// first event id. A command that appends nothing writes none of them.
     public func handle(
         _ command: Command,
         metadata: CommandMetadata,
-        sideWrites: @escaping @Sendable (_ firstEventID: UUID) -> [Connection.Statement]
+        sideWrites: @escaping @Sendable (_ firstEventID: UUID) -> [GuardedRow]
     ) async throws -> CommandOutcome {
         try await straight(command, metadata: metadata, sideWrites: sideWrites)
     }
@@ -161,7 +161,7 @@ public struct CommandHandler: Sendable {
         _ initial: Command,
         metadata: CommandMetadata,
         presenting dropToken: Data? = nil,
-        sideWrites: @Sendable (_ firstEventID: UUID) -> [Connection.Statement] = { _ in [] }
+        sideWrites: @Sendable (_ firstEventID: UUID) -> [GuardedRow] = { _ in [] }
     ) async throws -> CommandOutcome {
         var command = initial
         var trustCache = dropToken == nil
@@ -244,7 +244,7 @@ public struct CommandHandler: Sendable {
                 let keys = try await sealer.keys(for: events, pool: log.pool, fresh: &fresh)
                 appending = try newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions, keys: keys)
                 let eventIDs = EventLog.eventIDs(commandID: metadata.commandID, events: appending)
-                var guarded = sideWrites(eventIDs[0])
+                var guarded: [Connection.Statement] = []
                 if decision.consumesDropToken, let dropToken {
                     guarded.append(DropTokens.spending(hash: dropToken, withEvent: eventIDs[0]))
                 }
@@ -256,7 +256,9 @@ public struct CommandHandler: Sendable {
                         reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) }),
                         // A sent message's key, a new user's key, a session, a spent drop token: stored
                         // with the events, all or nothing.
-                        guardedWrites: try sealer.guardedWrites(for: events, fresh: fresh, keys: keys, eventIDs: eventIDs) + guarded
+                        guardedWrites: guarded,
+                        guardedRows: try sealer.guardedRows(for: events, fresh: fresh, keys: keys, eventIDs: eventIDs)
+                            + sideWrites(eventIDs[0])
                     )
                 )
             } catch EventLogError.versionConflict(let stream, _) {

@@ -15,19 +15,24 @@ public struct AppendRequest: Sendable {
     /// trip. Each must guard itself with `EventLog.appendedHere` (its `$1` is the append's first
     /// event id): it runs whether or not the append's condition held, and must then write nothing.
     public var guardedWrites: [Connection.Statement]
+    /// Rows of other tables that commit with the events, each guarded by its event; a batch's
+    /// rows of one table are written by one statement.
+    public var guardedRows: [GuardedRow]
 
     public init(
         commandID: UUID?,
         expectations: [String: ExpectedVersion],
         events: [NewEvent],
         reads: [String: Int64] = [:],
-        guardedWrites: [Connection.Statement] = []
+        guardedWrites: [Connection.Statement] = [],
+        guardedRows: [GuardedRow] = []
     ) {
         self.commandID = commandID
         self.expectations = expectations
         self.events = events
         self.reads = reads
         self.guardedWrites = guardedWrites
+        self.guardedRows = guardedRows
     }
 }
 
@@ -61,11 +66,14 @@ final class GroupCommit: Sendable {
         var plan: AppendPlan
         var reads: [String: Int64]
         var guarded: [Connection.Statement]
+        var rows: [GuardedRow]
         var continuation: CheckedContinuation<GroupAppendResult, any Error>
 
         /// Runs the append on its own (`GroupCommit.alone`) and answers it.
         func answerAlone(on connection: Connection) {
-            continuation.resume(with: Result { try GroupCommit.alone(plan, reads: reads, guarded: guarded, on: connection) })
+            continuation.resume(
+                with: Result { try GroupCommit.alone(plan, reads: reads, guarded: guarded + GuardedTable.statements(for: rows), on: connection) }
+            )
         }
     }
 
@@ -111,7 +119,9 @@ final class GroupCommit: Sendable {
         try plan.validate()
         return try await withCheckedThrowingContinuation { continuation in
             let starts = state.withLock { state -> Bool in
-                state.queue.append(Waiting(plan: plan, reads: request.reads, guarded: request.guardedWrites, continuation: continuation))
+                state.queue.append(
+                    Waiting(plan: plan, reads: request.reads, guarded: request.guardedWrites, rows: request.guardedRows, continuation: continuation)
+                )
                 guard state.inFlight == 0 || (state.inFlight < maxInFlight && state.enoughForAnotherBatch(minimum: secondBatchMinimum))
                 else { return false }
                 state.inFlight += 1
@@ -207,10 +217,10 @@ final class GroupCommit: Sendable {
     /// them, so they are the stream's history all the same. (One read per append was a second
     /// statement per command, and concurrent commands mostly ask for the same users' streams.)
     private static func together(_ batch: [Waiting], on connection: Connection) throws -> [GroupAppendResult?] {
-        // After the lock: each append's insert, then the guarded writes (each sees whether its
-        // own append wrote), then one read.
+        // After the lock: each append's insert, then the guarded writes and one insert per table
+        // of guarded rows (each write and row sees whether its own append wrote), then one read.
         let first = 1
-        var statements = batch.map(\.plan.insertStatement) + batch.flatMap(\.guarded)
+        var statements = batch.map(\.plan.insertStatement) + batch.flatMap(\.guarded) + GuardedTable.statements(for: batch.flatMap(\.rows))
         var asked: [String: Int64] = [:]
         for waiting in batch {
             for (stream, version) in waiting.reads { asked[stream] = min(asked[stream] ?? version, version) }

@@ -31,7 +31,7 @@ struct CommandRunner: Sendable {
     func run(
         _ command: Command,
         _ metadata: CommandMetadata,
-        sideWrites: @escaping @Sendable (_ firstEventID: UUID) -> [Postgres.Connection.Statement]
+        sideWrites: @escaping @Sendable (_ firstEventID: UUID) -> [GuardedRow]
     ) async throws -> CommandOutcome {
         let handler = self.handler
         return try await run(command.name) {

@@ -67,15 +67,15 @@ public struct SessionStore: Sendable {
     /// The guarded write (`AppendRequest.guardedWrites`) that opens a session for `user` with
     /// `token` in the sign-up's append, whose first event is `eventID`, and only if that append
     /// wrote: a refused sign-up opens no session.
-    static func opening(_ token: String, for user: UUID, withEvent eventID: UUID) -> Postgres.Connection.Statement {
-        Postgres.Connection.Statement(openingSQL, [eventID, UUID.random(), digest(token), user], prepared: true)
+    static func opening(_ token: String, for user: UUID, withEvent eventID: UUID) -> GuardedRow {
+        GuardedRow(openingTable, appended: eventID, values: [UUID.random(), digest(token), user])
     }
 
-    /// Built once: it runs with every sign-up and sign-in.
-    private static let openingSQL = """
-        INSERT INTO sessions (session_id, token_hash, user_id)
-        SELECT $2::uuid, $3::bytea, $4::uuid WHERE \(EventLog.appendedHere)
-        """
+    /// The sessions' table as sign-ups write it.
+    private static let openingTable = GuardedTable(
+        "sessions",
+        columns: [("session_id", "uuid", nil), ("token_hash", "bytea", nil), ("user_id", "uuid", nil)]
+    )
 
     /// The caller a bearer token belongs to, or `nil`.
     ///

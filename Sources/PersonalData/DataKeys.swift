@@ -131,18 +131,18 @@ public final class DataKeys: Sendable {
         try connection.execute("SELECT pg_notify('\(Self.erasures)', '')")
     }
 
-    /// The statement that stores `key`, the new key of `user`, in the transaction that appends
-    /// their `user_registered` (`eventID`), and only then (`EventLog.appendedHere`): a refused
-    /// sign-up leaves no key. A user's id is made fresh at sign-up, so no row can be there yet.
-    public func storing(_ key: SymmetricKey, of user: UUID, withEvent eventID: UUID) -> Connection.Statement {
-        Connection.Statement(Self.storingSQL, [eventID, user, sealedHex(key, of: user)], prepared: true)
+    /// The row that stores `key`, the new key of `user`, in the transaction that appends their
+    /// `user_registered` (`eventID`), and only then (`GuardedRow`): a refused sign-up leaves no
+    /// key. A user's id is made fresh at sign-up, so no row can be there yet.
+    public func storing(_ key: SymmetricKey, of user: UUID, withEvent eventID: UUID) -> GuardedRow {
+        GuardedRow(Self.table, appended: eventID, values: [user, sealedHex(key, of: user)])
     }
 
-    /// Built once: it runs with every sign-up.
-    private static let storingSQL = """
-        INSERT INTO data_keys (user_id, sealed_key)
-        SELECT $2::uuid, decode($3::text, 'hex') WHERE \(EventLog.appendedHere)
-        """
+    /// The keys' table as sign-ups write it.
+    private static let table = GuardedTable(
+        "data_keys",
+        columns: [("user_id", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
+    )
 
     /// Caches the key of `user` once the append that stored it committed.
     public func remember(_ user: UUID, key: SymmetricKey) {

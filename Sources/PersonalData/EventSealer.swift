@@ -91,7 +91,7 @@ public struct EventSealer: Sendable {
     /// The keys `events` need, from the cache or else read (users' keys created if need be)
     /// through `pool`: for appends that have no connection of their own (group commit). A sent
     /// chat message without a stored key gets its key from `fresh`, or a new one put there: not
-    /// stored here, the append stores it with its event (`guardedWrites(for:fresh:keys:eventIDs:)`),
+    /// stored here, the append stores it with its event (`guardedRows(for:fresh:keys:eventIDs:)`),
     /// so a refused send leaves no key behind. The caller keeps `fresh` across its retries.
     public func keys(
         for events: [Event],
@@ -131,15 +131,16 @@ public struct EventSealer: Sendable {
         return found
     }
 
-    /// The statements that store the `fresh` keys of the messages `events` send, each in the
-    /// append of its event (`eventIDs`, in the order of `events`) and only if that append writes.
-    public func guardedWrites(
+    /// The rows that store the `fresh` keys of the users `events` register and of the messages
+    /// they send, each in the append of its event (`eventIDs`, in the order of `events`) and only
+    /// if that append writes.
+    public func guardedRows(
         for events: [Event],
         fresh: FreshMessageKeys,
         keys: [UUID: DataKeys.Entry],
         eventIDs: [UUID]
-    ) throws -> [Connection.Statement] {
-        var writes: [Connection.Statement] = []
+    ) throws -> [GuardedRow] {
+        var writes: [GuardedRow] = []
         for (event, eventID) in zip(events, eventIDs) {
             if case .userRegistered(let registered) = event, let key = fresh.users[registered.userID] {
                 writes.append(self.keys.storing(key, of: registered.userID, withEvent: eventID))

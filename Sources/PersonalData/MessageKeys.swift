@@ -77,15 +77,15 @@ public final class MessageKeys: Sendable {
         sender: UUID,
         under senderKey: SymmetricKey,
         withEvent eventID: UUID
-    ) throws -> Connection.Statement {
-        Connection.Statement(Self.storingSQL, [eventID, message, sender, try seal(key, of: message, under: senderKey)], prepared: true)
+    ) throws -> GuardedRow {
+        GuardedRow(Self.table, appended: eventID, values: [message, sender, try seal(key, of: message, under: senderKey)])
     }
 
-    /// Built once: it runs with every chat message.
-    private static let storingSQL = """
-        INSERT INTO message_keys (message_id, sender, sealed_key)
-        SELECT $2::uuid, $3::uuid, decode($4::text, 'hex') WHERE \(EventLog.appendedHere)
-        """
+    /// The message keys' table as sends write it.
+    private static let table = GuardedTable(
+        "message_keys",
+        columns: [("message_id", "uuid", nil), ("sender", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
+    )
 
     /// Caches the key of `message` once the append that stored it committed.
     public func remember(_ message: UUID, key: SymmetricKey) {

@@ -110,6 +110,24 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
     }
 }
 
+/// An array parameter of values known only as `any PostgresEncodable` (a column gathered from
+/// rows built apart, as the group commit gathers the guarded rows of a batch).
+public struct PostgresArray: PostgresEncodable {
+    public var elements: [any PostgresEncodable]
+    public init(_ elements: [any PostgresEncodable]) { self.elements = elements }
+    public static var isArray: Bool { true }
+    public var postgresText: String? {
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(elements.count * 40 + 2)
+        for index in elements.indices {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            elements[index].appendArrayElement(to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
 /// Reads and writes PostgreSQL's ISO timestamptz text (`2026-11-23 07:00:00.123456+00`).
 public enum PostgresTimestamp {
     public static func format(_ date: Date) -> String {

@@ -193,6 +193,60 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(Set(rows), Set(outcomes.filter(\.value).map(\.key)))
     }
 
+    /// Guarded rows, gathered per table into one insert for the whole batch, still commit only
+    /// with their own append: the losers of a race on one stream leave no row in either table,
+    /// and the winners' rows shared their batches' transactions.
+    func testGuardedRowsCommitOnlyWithTheirOwnAppend() async throws {
+        let (handler, pool) = try makeHandler("group-commit-rows", pool: 8)
+        defer { Task { await pool.close() } }
+        let log = handler.log
+        let messageKeys = GuardedTable(
+            "message_keys",
+            columns: [("message_id", "uuid", nil), ("sender", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
+        )
+        let dataKeys = GuardedTable("data_keys", columns: [("user_id", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")])
+        let sealed = String(repeating: "ab", count: 60)
+        let outcomes = try await withThrowingTaskGroup(of: (UUID, Bool).self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let stream = index % 2 == 0 ? "contested" : "own-\(index)"
+                    let commandID = UUID()
+                    let marker = UUID()
+                    let eventID = EventLog.eventIDs(commandID: commandID, count: 1)[0]
+                    do {
+                        _ = try await log.append(
+                            AppendRequest(
+                                commandID: commandID,
+                                expectations: [stream: .noStream],
+                                events: [NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))],
+                                guardedRows: [
+                                    GuardedRow(messageKeys, appended: eventID, values: [marker, marker, sealed]),
+                                    GuardedRow(dataKeys, appended: eventID, values: [marker, sealed]),
+                                ]
+                            )
+                        )
+                        return (marker, true)
+                    } catch EventLogError.versionConflict {
+                        return (marker, false)
+                    }
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        let winners = Set(outcomes.filter(\.value).map(\.key))
+        XCTAssertEqual(winners.count, 21, "20 own streams and one winner on the contested one")
+        let (messages, users, transactions) = try await pool.withConnection { connection in
+            (
+                try connection.execute("SELECT message_id FROM message_keys WHERE sender = message_id").rows.map { try $0.uuid(0) },
+                try connection.execute("SELECT user_id FROM data_keys WHERE octet_length(sealed_key) = 60").rows.map { try $0.uuid(0) },
+                try connection.execute("SELECT count(DISTINCT xmin::text) FROM message_keys").first!.int(0)
+            )
+        }
+        XCTAssertEqual(Set(messages), winners)
+        XCTAssertEqual(Set(users), winners)
+        XCTAssertLessThan(transactions, winners.count, "some batch wrote the rows of several appends")
+    }
+
     /// Appends in one batch share one read of the streams their answers show: each gets exactly
     /// its streams' events past the version it said it knows, whatever the others asked.
     func testBatchedAppendsEachGetTheirOwnReads() async throws {
