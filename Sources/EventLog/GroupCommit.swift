@@ -71,9 +71,8 @@ final class GroupCommit: Sendable {
 
         /// Runs the append on its own (`GroupCommit.alone`) and answers it.
         func answerAlone(on connection: Connection) {
-            continuation.resume(
-                with: Result { try GroupCommit.alone(plan, reads: reads, guarded: guarded + GuardedTable.statements(for: rows), on: connection) }
-            )
+            let guarded = guarded + GuardedTable.statements(for: rows)
+            continuation.resume(with: Result { try GroupCommit.alone(plan, reads: reads, guarded: guarded, on: connection) })
         }
     }
 
@@ -118,10 +117,15 @@ final class GroupCommit: Sendable {
         let plan = AppendPlan(commandID: request.commandID, expectations: request.expectations, events: request.events)
         try plan.validate()
         return try await withCheckedThrowingContinuation { continuation in
+            let waiting = Waiting(
+                plan: plan,
+                reads: request.reads,
+                guarded: request.guardedWrites,
+                rows: request.guardedRows,
+                continuation: continuation
+            )
             let starts = state.withLock { state -> Bool in
-                state.queue.append(
-                    Waiting(plan: plan, reads: request.reads, guarded: request.guardedWrites, rows: request.guardedRows, continuation: continuation)
-                )
+                state.queue.append(waiting)
                 guard state.inFlight == 0 || (state.inFlight < maxInFlight && state.enoughForAnotherBatch(minimum: secondBatchMinimum))
                 else { return false }
                 state.inFlight += 1

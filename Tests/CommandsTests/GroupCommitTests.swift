@@ -204,7 +204,10 @@ final class GroupCommitTests: XCTestCase {
             "message_keys",
             columns: [("message_id", "uuid", nil), ("sender", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
         )
-        let dataKeys = GuardedTable("data_keys", columns: [("user_id", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")])
+        let dataKeys = GuardedTable(
+            "data_keys",
+            columns: [("user_id", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
+        )
         let sealed = String(repeating: "ab", count: 60)
         let outcomes = try await withThrowingTaskGroup(of: (UUID, Bool).self) { group in
             for index in 0..<40 {
