@@ -155,36 +155,21 @@ final class GroupCommitTests: XCTestCase {
         let (handler, pool) = try makeHandler("group-commit-guarded", pool: 8)
         defer { Task { await pool.close() } }
         let log = handler.log
-        let outcomes = try await withThrowingTaskGroup(of: (UUID, Bool).self) { group in
-            for index in 0..<40 {
-                group.addTask {
-                    let stream = index % 2 == 0 ? "contested" : "own-\(index)"
-                    let commandID = UUID()
-                    let marker = UUID()
-                    do {
-                        _ = try await log.append(
-                            AppendRequest(
-                                commandID: commandID,
-                                expectations: [stream: .noStream],
-                                events: [NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))],
-                                guardedWrites: [
-                                    Connection.Statement(
-                                        """
-                                        INSERT INTO message_keys (message_id, sender, sealed_key)
-                                        SELECT $2::uuid, $2::uuid, decode(repeat('00', 60), 'hex') WHERE \(EventLog.appendedHere)
-                                        """,
-                                        [EventLog.eventIDs(commandID: commandID, count: 1)[0], marker]
-                                    )
-                                ]
-                            )
-                        )
-                        return (marker, true)
-                    } catch EventLogError.versionConflict {
-                        return (marker, false)
-                    }
-                }
-            }
-            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        let outcomes = try await Self.raceOnOneStream(log) { stream, commandID, marker in
+            AppendRequest(
+                commandID: commandID,
+                expectations: [stream: .noStream],
+                events: [NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))],
+                guardedWrites: [
+                    Connection.Statement(
+                        """
+                        INSERT INTO message_keys (message_id, sender, sealed_key)
+                        SELECT $2::uuid, $2::uuid, decode(repeat('00', 60), 'hex') WHERE \(EventLog.appendedHere)
+                        """,
+                        [EventLog.eventIDs(commandID: commandID, count: 1)[0], marker]
+                    )
+                ]
+            )
         }
         XCTAssertEqual(outcomes.values.filter { $0 }.count, 21, "20 own streams and one winner on the contested one")
         let rows = try await pool.withConnection { connection in
@@ -209,32 +194,17 @@ final class GroupCommitTests: XCTestCase {
             columns: [("user_id", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
         )
         let sealed = String(repeating: "ab", count: 60)
-        let outcomes = try await withThrowingTaskGroup(of: (UUID, Bool).self) { group in
-            for index in 0..<40 {
-                group.addTask {
-                    let stream = index % 2 == 0 ? "contested" : "own-\(index)"
-                    let commandID = UUID()
-                    let marker = UUID()
-                    let eventID = EventLog.eventIDs(commandID: commandID, count: 1)[0]
-                    do {
-                        _ = try await log.append(
-                            AppendRequest(
-                                commandID: commandID,
-                                expectations: [stream: .noStream],
-                                events: [NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))],
-                                guardedRows: [
-                                    GuardedRow(messageKeys, appended: eventID, values: [marker, marker, sealed]),
-                                    GuardedRow(dataKeys, appended: eventID, values: [marker, sealed]),
-                                ]
-                            )
-                        )
-                        return (marker, true)
-                    } catch EventLogError.versionConflict {
-                        return (marker, false)
-                    }
-                }
-            }
-            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        let outcomes = try await Self.raceOnOneStream(log) { stream, commandID, marker in
+            let eventID = EventLog.eventIDs(commandID: commandID, count: 1)[0]
+            return AppendRequest(
+                commandID: commandID,
+                expectations: [stream: .noStream],
+                events: [NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))],
+                guardedRows: [
+                    GuardedRow(messageKeys, appended: eventID, values: [marker, marker, sealed]),
+                    GuardedRow(dataKeys, appended: eventID, values: [marker, sealed]),
+                ]
+            )
         }
         let winners = Set(outcomes.filter(\.value).map(\.key))
         XCTAssertEqual(winners.count, 21, "20 own streams and one winner on the contested one")
@@ -248,6 +218,28 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(Set(messages), winners)
         XCTAssertEqual(Set(users), winners)
         XCTAssertLessThan(transactions, winners.count, "some batch wrote the rows of several appends")
+    }
+
+    /// 40 appends at once, every other one to the stream "contested" (one wins it), the rest each
+    /// to a stream of its own: whether each append, named by its marker, was written.
+    static func raceOnOneStream(
+        _ log: EventLog,
+        _ request: @escaping @Sendable (_ stream: String, _ commandID: UUID, _ marker: UUID) -> AppendRequest
+    ) async throws -> [UUID: Bool] {
+        try await withThrowingTaskGroup(of: (UUID, Bool).self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let marker = UUID()
+                    do {
+                        _ = try await log.append(request(index % 2 == 0 ? "contested" : "own-\(index)", UUID(), marker))
+                        return (marker, true)
+                    } catch EventLogError.versionConflict {
+                        return (marker, false)
+                    }
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
     }
 
     /// Appends in one batch share one read of the streams their answers show: each gets exactly
