@@ -26,8 +26,9 @@ import UUIDText
 /// Commands that write another table atomically with their events go the same way: their writes
 /// are guarded rows and statements in the append's pipeline (`AppendRequest.guardedRows` and
 /// `guardedWrites`), which commit with their own append and write nothing when it does not (a
-/// sign-up's session row and data key, a mate request's spent drop token). Only deleting an account, unsending a message and
-/// the caller's own `inSameTransaction` writes still run inside one explicit transaction.
+/// sign-up's session row and data key, a mate request's spent drop token). Only deleting an
+/// account, unsending a message and the caller's own `inSameTransaction` writes still run inside
+/// one explicit transaction.
 public struct CommandHandler: Sendable {
     public let log: EventLog
     /// How long a walk request stays answerable.
