@@ -196,29 +196,6 @@ struct AppendPlan {
             """
     }
 
-    /// `insertSQL` for two events on two streams, one each, with no other condition stream (a
-    /// sign-up: the user and the nickname): scalar parameters, which PostgreSQL binds without
-    /// parsing the nine arrays of `insertSQL` (`array_in` was 8.9 % of its CPU under sign-ups).
-    static let twoStreamsSQL = """
-        WITH heads AS MATERIALIZED (
-            SELECT s.stream_id, s.expected, h.stream_version AS version, h.transaction_id AS writer
-            FROM (VALUES ($1::text, $6::bigint), ($7::text, $12::bigint)) AS s(stream_id, expected)
-            LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
-                               WHERE ev.stream_id = s.stream_id ORDER BY ev.stream_version DESC LIMIT 1) AS h ON true
-        )
-        INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
-        SELECT e.stream_id, coalesce(hd.version, 0) + 1, e.event_id, e.event_type, e.data, e.metadata
-        FROM (VALUES (1, $1::text, $2::uuid, $3::text, $4::jsonb, $5::jsonb),
-                     (2, $7::text, $8::uuid, $9::text, $10::jsonb, $11::jsonb))
-                 AS e(ord, stream_id, event_id, event_type, data, metadata)
-        JOIN heads hd ON hd.stream_id = e.stream_id
-        WHERE NOT EXISTS (SELECT 1 FROM heads c
-                          WHERE (c.expected IS NOT NULL AND coalesce(c.version, 0) <> c.expected)
-                             OR c.writer > pg_current_xact_id())
-        ORDER BY e.ord
-        RETURNING position, transaction_id, event_id
-        """
-
     /// Checks the plan before any statement is built.
     func validate() throws {
         guard !events.isEmpty else { throw EventLogError.invalidAppend("an append needs at least one event") }
@@ -284,12 +261,6 @@ struct AppendPlan {
             }
             parameters += [condition.stream, condition.version]
             return Connection.Statement(Self.singleEventSQL, parameters, prepared: true)
-        }
-        if events.count == 2, expectations.count == 2, events[0].stream != events[1].stream {
-            let parameters: [any PostgresEncodable] = zip(events, ids).flatMap { event, id -> [any PostgresEncodable] in
-                [event.stream, id, event.type, JSONB(event.data), JSONB(event.metadata), expectations[event.stream]!.parameter]
-            }
-            return Connection.Statement(Self.twoStreamsSQL, parameters, prepared: true)
         }
         // Per event: its rank within its stream; the new version is the stream's head plus the rank.
         var seen: [String: Int64] = [:]

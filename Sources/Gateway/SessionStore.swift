@@ -64,7 +64,7 @@ public struct SessionStore: Sendable {
         )
     }
 
-    /// The guarded write (`AppendRequest.guardedWrites`) that opens a session for `user` with
+    /// The guarded row (`AppendRequest.guardedRows`) that opens a session for `user` with
     /// `token` in the sign-up's append, whose first event is `eventID`, and only if that append
     /// wrote: a refused sign-up opens no session.
     static func opening(_ token: String, for user: UUID, withEvent eventID: UUID) -> GuardedRow {

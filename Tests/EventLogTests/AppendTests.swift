@@ -111,8 +111,8 @@ final class AppendTests: XCTestCase {
         XCTAssertEqual(pair.count, 2, "a read-only condition writes nothing to its stream")
     }
 
-    /// Two events on two streams, one each (a sign-up's user and nickname; a statement of its
-    /// own): both are written or neither, whichever of the two streams is not as expected.
+    /// Two events on two streams, one each (a sign-up's user and nickname): both are written or
+    /// neither, whichever of the two streams is not as expected.
     func testTwoStreamAppendWritesBothOrNeither() async throws {
         let first = try await log.append(
             commandID: nil,
