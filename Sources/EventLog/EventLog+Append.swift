@@ -196,6 +196,103 @@ struct AppendPlan {
             """
     }
 
+    /// The inserts of several appends in one statement, for a batch of the group commit: one
+    /// executor start, one array of each column and one generic plan for all of them. Each
+    /// append keeps its own conditions and writes all its events or none (`$1` and `$8` number
+    /// the appends); every head is read before anything is written, so no two of the appends
+    /// may share a stream that one of them writes (`AppendPlan.sharing` sees to that).
+    static let combinedInsertSQL = """
+        WITH heads AS MATERIALIZED (
+            SELECT s.append_no, s.stream_id, s.expected, s.written, h.stream_version AS version, h.transaction_id AS writer
+            FROM unnest($8::bigint[], $9::text[], $10::bigint[], $11::bool[]) AS s(append_no, stream_id, expected, written)
+            LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
+                               WHERE ev.stream_id = s.stream_id ORDER BY ev.stream_version DESC LIMIT 1) AS h ON true
+        )
+        INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
+        SELECT e.stream_id, coalesce(hd.version, 0) + e.seq, e.event_id, e.event_type, e.data, e.metadata
+        FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])
+                 WITH ORDINALITY AS e(append_no, stream_id, seq, event_id, event_type, data, metadata, ord)
+        JOIN heads hd ON hd.append_no = e.append_no AND hd.stream_id = e.stream_id
+        WHERE NOT EXISTS (SELECT 1 FROM heads c
+                          WHERE c.append_no = e.append_no
+                            AND ((c.expected IS NOT NULL AND coalesce(c.version, 0) <> c.expected)
+                                 OR (c.written AND c.writer > pg_current_xact_id())))
+        ORDER BY e.ord
+        RETURNING position, transaction_id, event_id
+        """
+
+    /// `plans`' inserts as one statement (`combinedInsertSQL`); their results come from
+    /// `results(ofCombined:for:)`.
+    static func combinedInsert(_ plans: [AppendPlan]) -> Connection.Statement {
+        var appendNumbers: [Int64] = [], streams: [String] = [], ranks: [Int64] = [], ids: [UUID] = []
+        var types: [String] = [], data: [JSONB] = [], metadata: [JSONB] = []
+        var headAppends: [Int64] = [], headStreams: [String] = [], expected: [Int64?] = [], written: [Bool] = []
+        for (number, plan) in plans.enumerated() {
+            var seen: [String: Int64] = [:]
+            for (event, id) in zip(plan.events, plan.ids) {
+                let rank = (seen[event.stream] ?? 0) + 1
+                seen[event.stream] = rank
+                appendNumbers.append(Int64(number))
+                streams.append(event.stream)
+                ranks.append(rank)
+                ids.append(id)
+                types.append(event.type)
+                data.append(JSONB(event.data))
+                metadata.append(JSONB(event.metadata))
+            }
+            for stream in plan.expectations.keys.sorted() {
+                headAppends.append(Int64(number))
+                headStreams.append(stream)
+                expected.append(plan.expectations[stream]!.parameter)
+                written.append(plan.writtenStreams.contains(stream))
+            }
+        }
+        return Connection.Statement(
+            combinedInsertSQL,
+            [appendNumbers, streams, ranks, ids, types, data, metadata, headAppends, headStreams, expected, written],
+            prepared: true
+        )
+    }
+
+    /// Each plan's result from the combined insert's rows, nil for one whose condition failed.
+    static func results(ofCombined inserted: QueryResult, for plans: [AppendPlan]) throws -> [AppendResult?] {
+        var byID: [UUID: LogPosition] = [:]
+        byID.reserveCapacity(inserted.count)
+        for row in inserted.rows {
+            byID[try row.uuid(2)] = LogPosition(transactionID: try row.uint64(1), position: try row.int64(0))
+        }
+        return plans.map { plan in
+            let positions = plan.ids.compactMap { byID[$0] }
+            guard positions.count == plan.ids.count else { return nil }
+            return AppendResult(positions: positions, eventIDs: plan.ids, replayed: false)
+        }
+    }
+
+    /// Splits a batch's plans (by index) into those that share `combinedInsertSQL` and the rest,
+    /// which go after it, each in its own insert. Only plans that would otherwise send arrays
+    /// share (several events or conditions: a sign-up, a mate request): a single-event
+    /// append's own scalar insert costs PostgreSQL no more per event than the shared one, and
+    /// needs no arrays encoded. A plan whose streams an earlier sharer writes, or that writes a
+    /// stream an earlier sharer reads or writes, goes after it too: its insert sees the shared
+    /// one's events (and mostly fails its condition on them, as it would have anyway).
+    static func sharing(_ plans: [AppendPlan]) -> (shared: [Int], after: [Int]) {
+        var shared: [Int] = [], after: [Int] = []
+        var written: Set<String> = [], touched: Set<String> = []
+        for (index, plan) in plans.enumerated() {
+            let streams = plan.expectations.keys
+            if plan.insertShape != nil || streams.contains(where: written.contains) || plan.writtenStreams.contains(where: touched.contains) {
+                after.append(index)
+                continue
+            }
+            shared.append(index)
+            written.formUnion(plan.writtenStreams)
+            touched.formUnion(streams)
+        }
+        // One alone is its own insert, the same statement but for the numbering.
+        guard shared.count > 1 else { return ([], Array(plans.indices)) }
+        return (shared, after)
+    }
+
     /// Checks the plan before any statement is built.
     func validate() throws {
         guard !events.isEmpty else { throw EventLogError.invalidAppend("an append needs at least one event") }
@@ -241,7 +338,7 @@ struct AppendPlan {
 
     /// The common shape, one event on one stream with at most one read-only condition: scalar
     /// parameters, so the planner settles on the generic plan by itself and no array is encoded.
-    private var insertShape: (event: NewEvent, condition: (stream: String, version: Int64?)?)? {
+    var insertShape: (event: NewEvent, condition: (stream: String, version: Int64?)?)? {
         guard events.count == 1, expectations.count <= 2 else { return nil }
         let event = events[0]
         let others = expectations.filter { $0.key != event.stream }

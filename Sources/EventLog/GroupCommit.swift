@@ -212,8 +212,10 @@ final class GroupCommit: Sendable {
     }
 
     /// The batch in one pipeline, one implicit transaction: every stream's lock in one statement
-    /// (which also sets generic plans where a statement takes arrays: `AppendPlan.lockWithGenericPlansSQL`), each append's
-    /// insert, then one read for all appends' reads. Nil for an append whose condition failed.
+    /// (which also sets generic plans where a statement takes arrays: `AppendPlan.lockWithGenericPlansSQL`), the
+    /// appends' inserts (`AppendPlan.sharing`: the multi-event ones in one statement, measured
+    /// under sign-ups 75 → 57 µs per two-event append in pg_stat_statements), then one read for
+    /// all appends' reads. Nil for an append whose condition failed.
     ///
     /// The read comes after every insert of the batch and asks each stream from the lowest
     /// version any append knows; each append gets its streams' events past its own version.
@@ -221,10 +223,15 @@ final class GroupCommit: Sendable {
     /// them, so they are the stream's history all the same. (One read per append was a second
     /// statement per command, and concurrent commands mostly ask for the same users' streams.)
     private static func together(_ batch: [Waiting], on connection: Connection) throws -> [GroupAppendResult?] {
-        // After the lock: each append's insert, then the guarded writes and one insert per table
-        // of guarded rows (each write and row sees whether its own append wrote), then one read.
-        let first = 1
-        var statements = batch.map(\.plan.insertStatement) + batch.flatMap(\.guarded) + GuardedTable.statements(for: batch.flatMap(\.rows))
+        // After the lock: the appends' inserts (those that may share one statement first, the
+        // rest each on its own), then the guarded writes and one insert per table of guarded
+        // rows (each write and row sees whether its own append wrote), then one read.
+        let plans = batch.map(\.plan)
+        let (shared, after) = AppendPlan.sharing(plans)
+        var statements: [Connection.Statement] = []
+        if !shared.isEmpty { statements.append(AppendPlan.combinedInsert(shared.map { plans[$0] })) }
+        statements += after.map { plans[$0].insertStatement }
+        statements += batch.flatMap(\.guarded) + GuardedTable.statements(for: batch.flatMap(\.rows))
         var asked: [String: Int64] = [:]
         for waiting in batch {
             for (stream, version) in waiting.reads { asked[stream] = min(asked[stream] ?? version, version) }
@@ -233,17 +240,26 @@ final class GroupCommit: Sendable {
         // Generic plans only where a statement takes arrays (a lone single-event append, with
         // scalars throughout, keeps its generic plan by itself and skips the setting).
         let genericPlans = statements.contains(where: \.takesArrays)
-        statements.insert(AppendPlan.lockStatement(batch.flatMap(\.plan.lockedStreams), genericPlans: genericPlans), at: 0)
+        statements.insert(AppendPlan.lockStatement(plans.flatMap(\.lockedStreams), genericPlans: genericPlans), at: 0)
         let results = try connection.pipeline(statements, chunkSize: Int.max)
         let read = asked.isEmpty ? [:] : try EventLog.streams(from: results[results.count - 1], asked: asked)
-        var outcomes: [GroupAppendResult?] = []
-        for (offset, waiting) in batch.enumerated() {
-            let appended = try waiting.plan.result(of: results[first + offset])
+        var appended = [AppendResult?](repeating: nil, count: batch.count)
+        var next = 1
+        if !shared.isEmpty {
+            for (index, result) in zip(shared, try AppendPlan.results(ofCombined: results[next], for: shared.map { plans[$0] })) {
+                appended[index] = result
+            }
+            next += 1
+        }
+        for index in after {
+            appended[index] = try plans[index].result(of: results[next])
+            next += 1
+        }
+        return zip(batch, appended).map { waiting, appended in
             var reads: [String: [RecordedEvent]] = [:]
             for (stream, version) in waiting.reads { reads[stream] = (read[stream] ?? []).filter { $0.version > version } }
-            outcomes.append(appended.map { GroupAppendResult(appended: $0, reads: reads) })
+            return appended.map { GroupAppendResult(appended: $0, reads: reads) }
         }
-        return outcomes
     }
 
     /// One append on its own, with the log's usual answers: a retried command id gets its first

@@ -151,6 +151,97 @@ final class AppendTests: XCTestCase {
         XCTAssertEqual(names.map(\.version), [1, 2])
     }
 
+    /// Appends of several events or streams that meet in one batch share one insert statement
+    /// (`AppendPlan.combinedInsertSQL`); each keeps its own conditions there: those whose
+    /// conditions hold commit, each with its events together in its order, and the others write
+    /// nothing and fail as they would alone, naming their stream.
+    func testAppendsSharingAnInsertEachKeepTheirOwnConditions() async throws {
+        for index in 0..<10 {
+            _ = try await log.append(commandID: nil, expectations: ["stale-\(index)": .noStream], events: [event("stale-\(index)")])
+        }
+        _ = try await log.append(commandID: nil, expectations: ["condition": .noStream], events: [event("condition")])
+        enum Kind: Int, CaseIterable { case fresh, stale, conditionHolds, conditionMoved }
+        let appends = (0..<40).map { index -> (expectations: [String: ExpectedVersion], events: [NewEvent]) in
+            let own = "own-\(index)", stale = "stale-\(index / 4)"
+            return switch Kind(rawValue: index % 4)! {
+            case .fresh: ([own: .noStream], [event(own, "a", index), event(own, "b", index)])
+            case .stale: ([stale: .noStream], [event(stale, "a", index), event(stale, "b", index)])
+            case .conditionHolds: ([own: .noStream, "condition": .exactly(1)], [event(own, "a", index), event(own, "b", index)])
+            case .conditionMoved: ([own: .noStream, "condition": .exactly(2)], [event(own, "a", index), event(own, "b", index)])
+            }
+        }
+        let log = self.log!
+        let results = try await withThrowingTaskGroup(of: (Int, Result<AppendResult, EventLogError>).self) { group in
+            for (index, append) in appends.enumerated() {
+                group.addTask {
+                    do {
+                        return (index, .success(try await log.append(commandID: UUID(), expectations: append.expectations, events: append.events)))
+                    } catch let error as EventLogError {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        let feed = try await log.readFeed(after: .start, limit: 1_000).events
+        let byID = Dictionary(uniqueKeysWithValues: feed.map { ($0.id, $0) })
+        for (index, result) in results.sorted(by: { $0.key < $1.key }) {
+            switch (Kind(rawValue: index % 4)!, result) {
+            case (.fresh, .success(let appended)), (.conditionHolds, .success(let appended)):
+                let events = appended.eventIDs.compactMap { byID[$0] }
+                XCTAssertEqual(events.map(\.stream), ["own-\(index)", "own-\(index)"], "append \(index)")
+                XCTAssertEqual(events.map(\.version), [1, 2], "append \(index)")
+                XCTAssertEqual(events.map(\.type), ["a", "b"], "append \(index)")
+                XCTAssertEqual(events.map(\.position), appended.positions, "the positions returned are the events' own (append \(index))")
+                XCTAssertLessThan(appended.positions[0], appended.positions[1])
+            case (.stale, .failure(.versionConflict(let stream, _))):
+                XCTAssertEqual(stream, "stale-\(index / 4)")
+            case (.conditionMoved, .failure(.versionConflict(let stream, _))):
+                XCTAssertEqual(stream, "condition")
+            default:
+                XCTFail("append \(index): unexpected \(result)")
+            }
+        }
+        // 20 appends of two events, plus the 11 written before; nothing of the 20 refused ones.
+        XCTAssertEqual(feed.count, 11 + 40)
+        XCTAssertEqual(Set(feed.filter { $0.stream.hasPrefix("stale-") }.map(\.version)), [1])
+        let shared = Set(feed.dropFirst(11).map(\.position.transactionID))
+        XCTAssertLessThan(shared.count, 20, "some appends shared a batch")
+    }
+
+    /// A condition holds at the append's place in the log: appends conditioned on a stream that
+    /// another append of the same batch moves commit only before that move, never after it.
+    func testConditionsHoldAgainstAMoveInTheSameBatch() async throws {
+        _ = try await log.append(commandID: nil, expectations: ["gate": .noStream], events: [event("gate")])
+        let appends = (0..<31).map { index -> (expectations: [String: ExpectedVersion], events: [NewEvent]) in
+            // One append moves the gate (two events); thirty need it unmoved.
+            index == 15
+                ? (["gate": .exactly(1)], [event("gate", "closed"), event("gate", "locked")])
+                : (["own-\(index)": .noStream, "gate": .exactly(1)], [event("own-\(index)"), event("own-\(index)")])
+        }
+        let log = self.log!
+        let results = try await withThrowingTaskGroup(of: (Int, AppendResult?).self) { group in
+            for (index, append) in appends.enumerated() {
+                group.addTask {
+                    do {
+                        return (index, try await log.append(commandID: UUID(), expectations: append.expectations, events: append.events))
+                    } catch EventLogError.versionConflict(let stream, _) {
+                        XCTAssertEqual(stream, "gate")
+                        return (index, nil)
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int: AppendResult?]()) { $0[$1.0] = .some($1.1) }
+        }
+        let moved = try XCTUnwrap(results[15] ?? nil, "nothing else writes the gate: its move commits")
+        for (index, result) in results where index != 15 {
+            guard let result else { continue }
+            XCTAssertLessThan(result.positions.last!, moved.positions[0], "append \(index) committed after the gate moved")
+        }
+        let gate = try await log.readStream("gate")
+        XCTAssertEqual(gate.map(\.type), ["thing_happened", "closed", "locked"])
+    }
+
     /// Concurrent appends with the same expected version: exactly one wins each version. Run
     /// with 1-event commands (the scalar statement) and 2-event commands (the array statement).
     func testConcurrentAppendsToOneStreamConflict() async throws {
