@@ -224,9 +224,19 @@ struct AppendPlan {
     /// `plans`' inserts as one statement (`combinedInsertSQL`); their results come from
     /// `results(ofCombined:for:)`.
     static func combinedInsert(_ plans: [AppendPlan]) -> Connection.Statement {
-        var appendNumbers: [Int64] = [], streams: [String] = [], ranks: [Int64] = [], ids: [UUID] = []
-        var types: [String] = [], data: [JSONB] = [], metadata: [JSONB] = []
-        var headAppends: [Int64] = [], headStreams: [String] = [], expected: [Int64?] = [], written: [Bool] = []
+        // Per event: its append, stream, rank within its stream, id, type, data, metadata.
+        var appendNumbers: [Int64] = []
+        var streams: [String] = []
+        var ranks: [Int64] = []
+        var ids: [UUID] = []
+        var types: [String] = []
+        var data: [JSONB] = []
+        var metadata: [JSONB] = []
+        // Per append and stream it involves: the head's expected version, whether it is written.
+        var headAppends: [Int64] = []
+        var headStreams: [String] = []
+        var expected: [Int64?] = []
+        var written: [Bool] = []
         for (number, plan) in plans.enumerated() {
             var seen: [String: Int64] = [:]
             for (event, id) in zip(plan.events, plan.ids) {
@@ -276,11 +286,14 @@ struct AppendPlan {
     /// stream an earlier sharer reads or writes, goes after it too: its insert sees the shared
     /// one's events (and mostly fails its condition on them, as it would have anyway).
     static func sharing(_ plans: [AppendPlan]) -> (shared: [Int], after: [Int]) {
-        var shared: [Int] = [], after: [Int] = []
-        var written: Set<String> = [], touched: Set<String> = []
+        var shared: [Int] = []
+        var after: [Int] = []
+        var written: Set<String> = []
+        var touched: Set<String> = []
         for (index, plan) in plans.enumerated() {
             let streams = plan.expectations.keys
-            if plan.insertShape != nil || streams.contains(where: written.contains) || plan.writtenStreams.contains(where: touched.contains) {
+            let alone = plan.insertShape != nil
+            if alone || streams.contains(where: written.contains) || plan.writtenStreams.contains(where: touched.contains) {
                 after.append(index)
                 continue
             }

@@ -162,7 +162,8 @@ final class AppendTests: XCTestCase {
         _ = try await log.append(commandID: nil, expectations: ["condition": .noStream], events: [event("condition")])
         enum Kind: Int, CaseIterable { case fresh, stale, conditionHolds, conditionMoved }
         let appends = (0..<40).map { index -> (expectations: [String: ExpectedVersion], events: [NewEvent]) in
-            let own = "own-\(index)", stale = "stale-\(index / 4)"
+            let own = "own-\(index)"
+            let stale = "stale-\(index / 4)"
             return switch Kind(rawValue: index % 4)! {
             case .fresh: ([own: .noStream], [event(own, "a", index), event(own, "b", index)])
             case .stale: ([stale: .noStream], [event(stale, "a", index), event(stale, "b", index)])
@@ -175,7 +176,8 @@ final class AppendTests: XCTestCase {
             for (index, append) in appends.enumerated() {
                 group.addTask {
                     do {
-                        return (index, .success(try await log.append(commandID: UUID(), expectations: append.expectations, events: append.events)))
+                        let appended = try await log.append(commandID: UUID(), expectations: append.expectations, events: append.events)
+                        return (index, .success(appended))
                     } catch let error as EventLogError {
                         return (index, .failure(error))
                     }
