@@ -280,9 +280,9 @@ struct AppendPlan {
 
     /// Splits a batch's plans (by index) into those that share `combinedInsertSQL` and the rest,
     /// which go after it, each in its own insert. Only plans that would otherwise send arrays
-    /// share (several events or conditions: a sign-up, a mate request): a single-event
-    /// append's own scalar insert costs PostgreSQL no more per event than the shared one, and
-    /// needs no arrays encoded. A plan whose streams an earlier sharer writes, or that writes a
+    /// share (several events, or more than one condition: a sign-up's user and nickname): a
+    /// single-event append's own scalar insert costs PostgreSQL no more per event than the
+    /// shared one, and needs no arrays encoded. A plan whose streams an earlier sharer writes, or that writes a
     /// stream an earlier sharer reads or writes, goes after it too: its insert sees the shared
     /// one's events (and mostly fails its condition on them, as it would have anyway).
     static func sharing(_ plans: [AppendPlan]) -> (shared: [Int], after: [Int]) {
