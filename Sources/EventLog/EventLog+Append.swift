@@ -146,27 +146,6 @@ struct AppendPlan {
             """
     }
 
-    /// One index probe per stream finds its head (version and writer); every check and every
-    /// new version derives from it.
-    static let insertSQL = """
-        WITH heads AS MATERIALIZED (
-            SELECT s.stream_id, s.expected, s.written, h.stream_version AS version, h.transaction_id AS writer
-            FROM unnest($7::text[], $8::bigint[], $9::bool[]) AS s(stream_id, expected, written)
-            LEFT JOIN LATERAL (SELECT ev.stream_version, ev.transaction_id FROM events ev
-                               WHERE ev.stream_id = s.stream_id ORDER BY ev.stream_version DESC LIMIT 1) AS h ON true
-        )
-        INSERT INTO events (stream_id, stream_version, event_id, event_type, data, metadata)
-        SELECT e.stream_id, coalesce(hd.version, 0) + e.seq, e.event_id, e.event_type, e.data, e.metadata
-        FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])
-                 WITH ORDINALITY AS e(stream_id, seq, event_id, event_type, data, metadata, ord)
-        JOIN heads hd ON hd.stream_id = e.stream_id
-        WHERE NOT EXISTS (SELECT 1 FROM heads c
-                          WHERE (c.expected IS NOT NULL AND coalesce(c.version, 0) <> c.expected)
-                             OR (c.written AND c.writer > pg_current_xact_id()))
-        ORDER BY e.ord
-        RETURNING position, transaction_id, event_id
-        """
-
     /// `insertSQL` for one event on one stream, with at most one read-only condition stream
     /// (`$7`, at version `$8`; NULL for none).
     static let singleEventSQL = singleEventSQL(conditioned: true)
@@ -196,12 +175,14 @@ struct AppendPlan {
             """
     }
 
-    /// The inserts of several appends in one statement, for a batch of the group commit: one
-    /// executor start, one array of each column and one generic plan for all of them. Each
-    /// append keeps its own conditions and writes all its events or none (`$1` and `$8` number
-    /// the appends); every head is read before anything is written, so no two of the appends
-    /// may share a stream that one of them writes (`AppendPlan.sharing` sees to that).
-    static let combinedInsertSQL = """
+    /// The insert of one or more appends (a batch's appends of several events share one: one
+    /// executor start, one array of each column and one generic plan for all of them). One
+    /// index probe per stream and append finds its head (version and writer); every check and
+    /// every new version derives from it. Each append keeps its own conditions and writes all
+    /// its events or none (`$1` and `$8` number the appends); every head is read before anything
+    /// is written, so no two of the appends may share a stream that one of them writes
+    /// (`AppendPlan.sharing` sees to that).
+    static let insertSQL = """
         WITH heads AS MATERIALIZED (
             SELECT s.append_no, s.stream_id, s.expected, s.written, h.stream_version AS version, h.transaction_id AS writer
             FROM unnest($8::bigint[], $9::text[], $10::bigint[], $11::bool[]) AS s(append_no, stream_id, expected, written)
@@ -221,10 +202,11 @@ struct AppendPlan {
         RETURNING position, transaction_id, event_id
         """
 
-    /// `plans`' inserts as one statement (`combinedInsertSQL`); their results come from
-    /// `results(ofCombined:for:)`.
-    static func combinedInsert(_ plans: [AppendPlan]) -> Connection.Statement {
-        // Per event: its append, stream, rank within its stream, id, type, data, metadata.
+    /// `plans`' inserts as one statement (`insertSQL`); their results come from
+    /// `results(of:for:)`.
+    static func insertStatement(for plans: [AppendPlan]) -> Connection.Statement {
+        // Per event: its append, stream, rank within its stream (its version is the head plus the
+        // rank), id, type, data, metadata.
         var appendNumbers: [Int64] = []
         var streams: [String] = []
         var ranks: [Int64] = []
@@ -258,14 +240,14 @@ struct AppendPlan {
             }
         }
         return Connection.Statement(
-            combinedInsertSQL,
+            insertSQL,
             [appendNumbers, streams, ranks, ids, types, data, metadata, headAppends, headStreams, expected, written],
             prepared: true
         )
     }
 
-    /// Each plan's result from the combined insert's rows, nil for one whose condition failed.
-    static func results(ofCombined inserted: QueryResult, for plans: [AppendPlan]) throws -> [AppendResult?] {
+    /// Each plan's result from the rows of their shared insert, nil for one whose condition failed.
+    static func results(of inserted: QueryResult, for plans: [AppendPlan]) throws -> [AppendResult?] {
         var byID: [UUID: LogPosition] = [:]
         byID.reserveCapacity(inserted.count)
         for row in inserted.rows {
@@ -278,7 +260,7 @@ struct AppendPlan {
         }
     }
 
-    /// Splits a batch's plans (by index) into those that share `combinedInsertSQL` and the rest,
+    /// Splits a batch's plans (by index) into those that share one `insertSQL` and the rest,
     /// which go after it, each in its own insert. Only plans that would otherwise send arrays
     /// share (several events, or more than one condition: a sign-up's user and nickname): a
     /// single-event append's own scalar insert costs PostgreSQL no more per event than the
@@ -301,8 +283,6 @@ struct AppendPlan {
             written.formUnion(plan.writtenStreams)
             touched.formUnion(streams)
         }
-        // One alone is its own insert, the same statement but for the numbering.
-        guard shared.count > 1 else { return ([], Array(plans.indices)) }
         return (shared, after)
     }
 
@@ -372,23 +352,7 @@ struct AppendPlan {
             parameters += [condition.stream, condition.version]
             return Connection.Statement(Self.singleEventSQL, parameters, prepared: true)
         }
-        // Per event: its rank within its stream; the new version is the stream's head plus the rank.
-        var seen: [String: Int64] = [:]
-        let ranks = events.map { event -> Int64 in
-            let rank = (seen[event.stream] ?? 0) + 1
-            seen[event.stream] = rank
-            return rank
-        }
-        let streams = expectations.keys.sorted()
-        return Connection.Statement(
-            Self.insertSQL,
-            [
-                events.map(\.stream), ranks, ids, events.map(\.type),
-                events.map { JSONB($0.data) }, events.map { JSONB($0.metadata) },
-                streams, streams.map { expectations[$0]!.parameter }, streams.map { writtenStreams.contains($0) },
-            ],
-            prepared: true
-        )
+        return Self.insertStatement(for: [self])
     }
 
     /// Runs the plan alone: locks and insert in one round trip. Outside a transaction the

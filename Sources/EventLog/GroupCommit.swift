@@ -228,8 +228,9 @@ final class GroupCommit: Sendable {
         // rows (each write and row sees whether its own append wrote), then one read.
         let plans = batch.map(\.plan)
         let (shared, after) = AppendPlan.sharing(plans)
+        let sharing = shared.map { plans[$0] }
         var statements: [Connection.Statement] = []
-        if !shared.isEmpty { statements.append(AppendPlan.combinedInsert(shared.map { plans[$0] })) }
+        if !sharing.isEmpty { statements.append(AppendPlan.insertStatement(for: sharing)) }
         statements += after.map { plans[$0].insertStatement }
         statements += batch.flatMap(\.guarded) + GuardedTable.statements(for: batch.flatMap(\.rows))
         var asked: [String: Int64] = [:]
@@ -245,8 +246,8 @@ final class GroupCommit: Sendable {
         let read = asked.isEmpty ? [:] : try EventLog.streams(from: results[results.count - 1], asked: asked)
         var appended = [AppendResult?](repeating: nil, count: batch.count)
         var next = 1
-        if !shared.isEmpty {
-            for (index, result) in zip(shared, try AppendPlan.results(ofCombined: results[next], for: shared.map { plans[$0] })) {
+        if !sharing.isEmpty {
+            for (index, result) in zip(shared, try AppendPlan.results(of: results[next], for: sharing)) {
                 appended[index] = result
             }
             next += 1

@@ -152,7 +152,7 @@ final class AppendTests: XCTestCase {
     }
 
     /// Appends of several events or streams that meet in one batch share one insert statement
-    /// (`AppendPlan.combinedInsertSQL`); each keeps its own conditions there: those whose
+    /// (`AppendPlan.insertSQL`); each keeps its own conditions there: those whose
     /// conditions hold commit, each with its events together in its order, and the others write
     /// nothing and fail as they would alone, naming their stream.
     func testAppendsSharingAnInsertEachKeepTheirOwnConditions() async throws {
