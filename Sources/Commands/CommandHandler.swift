@@ -45,6 +45,9 @@ public struct CommandHandler: Sendable {
     public let sealer: EventSealer
     /// The pairs of mate requests this process made or looked up (`pairOfRequest`).
     let requestPairs = RequestPairs()
+    /// The drop tokens this process issued and has not seen spent: a mate request presenting one
+    /// is decided without reading it first.
+    let issuedDropTokens = IssuedDropTokens()
 
     public init(
         log: EventLog,
@@ -97,9 +100,10 @@ public struct CommandHandler: Sendable {
     }
 
     /// RequestMate with the drop token the addressee's phone handed over: the token is read with
-    /// the streams, and spent by a guarded write in the request's append (group commit). Two
-    /// requests spending one token at once: the second's spend fails its transaction
-    /// (`EventLog.guardFailed`), and it runs again, where it finds the token spent.
+    /// the streams (or known, when this process issued it: `IssuedDropTokens`), and spent by a
+    /// guarded write in the request's append (group commit). Two requests spending one token at
+    /// once: the second's spend fails its transaction (`EventLog.guardFailed`), and it runs
+    /// again, where it reads the token spent.
     public func requestMate(
         requestID: UUID = .random(),
         from: UUID,
@@ -118,9 +122,11 @@ public struct CommandHandler: Sendable {
     public func issueDropToken(for user: UUID) async throws -> (token: String, expiresAt: Date) {
         let token = SecretToken.generate()
         let expiresAt = Date(timeIntervalSince1970: (clock().timeIntervalSince1970 + SniffMeet.dropTokenLifetime).rounded(.down))
+        let hash = DropTokens.hash(token)
         try await log.pool.withConnection { connection in
-            try DropTokens.store(hash: DropTokens.hash(token), user: user, expiresAt: expiresAt, on: connection)
+            try DropTokens.store(hash: hash, user: user, expiresAt: expiresAt, on: connection)
         }
+        issuedDropTokens.issued(hash: hash, by: user, expiresAt: expiresAt)
         return (token, expiresAt)
     }
 
@@ -156,8 +162,10 @@ public struct CommandHandler: Sendable {
 
     // MARK: The straight path
 
-    /// `presenting`: the hash of a RequestMate's drop token, read in each attempt (with the
-    /// streams, so never from the cache alone) and spent with the append.
+    /// `presenting`: the hash of a RequestMate's drop token, spent with the append. Known to
+    /// `issuedDropTokens`, it is taken from there with the cached streams (an acceptance so
+    /// decided is checked by the spend); otherwise, and after any refusal or conflict, it is read
+    /// with the streams.
     private func straight(
         _ initial: Command,
         metadata: CommandMetadata,
@@ -165,7 +173,7 @@ public struct CommandHandler: Sendable {
         sideWrites: @Sendable (_ firstEventID: UUID) -> [GuardedRow] = { _ in [] }
     ) async throws -> CommandOutcome {
         var command = initial
-        var trustCache = dropToken == nil
+        var trustCache = true
         var lookForReplay = !metadata.isFirstUse
         var conflicted = ""
         var unknownOutcome: PostgresError?
@@ -180,8 +188,8 @@ public struct CommandHandler: Sendable {
             let context = DecisionContext(now: clock(), walkTTL: walkTTL)
             var loaded: Loaded
             let fromCache: Bool
-            if trustCache, !lookForReplay, let known = cached(command) {
-                (loaded, fromCache) = (known, true)
+            if trustCache, !lookForReplay, let candidate = withIssuedToken(command, dropToken), let known = cached(candidate) {
+                (loaded, fromCache, command) = (known, true, candidate)
             } else {
                 let handler = self
                 let replayOf = lookForReplay ? metadata.commandID : nil
@@ -219,6 +227,7 @@ public struct CommandHandler: Sendable {
                 // append to go with, on its own; a token spent meanwhile is found next attempt.
                 if decision.consumesDropToken, let dropToken {
                     let spent = try await log.pool.withConnection { connection in try DropTokens.spend(hash: dropToken, on: connection) }
+                    issuedDropTokens.spent(hash: dropToken)
                     guard spent else { continue }
                 }
                 var unchanged = CommandOutcome(events: [], position: nil, states: loaded.states, replayed: false)
@@ -286,6 +295,7 @@ public struct CommandHandler: Sendable {
             }
             for (stream, version) in versions { cache.remember(stream, version: version, state: states[stream]!) }
             requestPairs.remember(decision.events)
+            if decision.consumesDropToken, let dropToken { issuedDropTokens.spent(hash: dropToken) }
             sealer.remember(fresh)
             // This process's projectors read these events back moments later: no need to open them again.
             sealer.remember(zip(EventLog.eventIDs(commandID: metadata.commandID, events: appending), decision.events.map(\.event)))
@@ -303,6 +313,13 @@ public struct CommandHandler: Sendable {
         }
         if let unknownOutcome { throw unknownOutcome }
         throw CommandError.tooManyConflicts(stream: conflicted)
+    }
+
+    /// `command` ready to decide without reading a drop token: it presents none (`hash` nil),
+    /// or one this process issued (`issuedDropTokens`). Nil when the token must be read.
+    private func withIssuedToken(_ command: Command, _ hash: Data?) -> Command? {
+        guard let hash else { return command }
+        return issuedDropTokens.token(hash: hash).map { Self.presenting($0, in: command) }
     }
 
     /// `command` (a RequestMate) with the drop token as it was read.
@@ -341,9 +358,11 @@ public struct CommandHandler: Sendable {
     /// empty when this process knows nothing of it: the append's condition (version 0) holds
     /// exactly when nobody ever reserved the nickname; otherwise it fails as a conflict and the
     /// next attempt reads the stream, where a taken nickname is refused. A sign-up then costs one
-    /// round trip, its append, instead of a read before it.
+    /// round trip, its append, instead of a read before it. A mate request presumes the same of
+    /// its pair's stream (two owners who just swapped cards have most often never asked before).
     static func mints(_ command: Command, _ stream: StreamName) -> Bool {
         if case .registerUser(let userID, let profile) = command { return stream == .user(userID) || stream == .nickname(profile.nickname) }
+        if case .requestMate(_, let from, let to, _) = command { return stream == .mates(from, to) }
         if case .sendWalk(let walkID, _, _, _, _, _, _) = command { return stream == .walk(walkID) }
         if case .recordWalkLog(let walkLogID, _, _, _, _) = command { return stream == .walkLog(walkLogID) }
         return false
@@ -447,6 +466,7 @@ public struct CommandHandler: Sendable {
                                 try handler.sealer.keys.erase(deleted.userID, on: connection)
                                 try handler.sealer.messageKeys.eraseAll(of: deleted.userID, on: connection)
                                 try DropTokens.deleteAll(of: deleted.userID, on: connection)
+                                handler.issuedDropTokens.forgetAll(of: deleted.userID)
                             }
                             // An unsent message's key goes with its `message_unsent` (API.md, chat).
                             for case (_, .messageUnsent(let unsent)) in decision.events {

@@ -49,19 +49,22 @@ enum DropTokens {
 
     /// The guarded write (`AppendRequest.guardedWrites`) that spends the token in the append of
     /// the request's first event `eventID`, and only if that append wrote. Found spent by another
-    /// request since it was read (in the same batch, or one that committed meanwhile), it fails
-    /// the transaction (`EventLog.guardFailed`): one token, one request.
+    /// request since it was read or issued (in the same batch, or one that committed meanwhile),
+    /// or gone (its issuer's account deleted), it fails the transaction (`EventLog.guardFailed`):
+    /// one token, one request.
     static func spending(hash: Data, withEvent eventID: UUID) -> Connection.Statement {
         Connection.Statement(spendingSQL, [eventID, hash], prepared: true)
     }
 
     /// Built once: it runs with every mate request.
     private static let spendingSQL = """
-        UPDATE drop_tokens SET used_at = now()
-        WHERE token_hash = $2::bytea
-          AND CASE WHEN NOT \(EventLog.appendedHere) THEN false
-                   WHEN used_at IS NULL THEN true
-                   ELSE \(EventLog.guardFailed("drop token spent by a concurrent request")) END
+        WITH spent AS (
+            UPDATE drop_tokens SET used_at = now()
+            WHERE token_hash = $2::bytea AND used_at IS NULL AND \(EventLog.appendedHere)
+            RETURNING 1
+        )
+        SELECT CASE WHEN EXISTS (SELECT FROM spent) OR NOT \(EventLog.appendedHere) THEN true
+                    ELSE \(EventLog.guardFailed("drop token spent by a concurrent request, or gone")) END
         """
 
     /// Forgets every token `user` handed out (their account is being deleted).

@@ -184,6 +184,79 @@ final class CommandHandlerTests: XCTestCase {
         await pool.close()
     }
 
+    /// A mate request presenting a token this process issued is decided without reading the
+    /// token, and with the pair's stream presumed empty when this process knows nothing of it
+    /// (first uses of a command id, as without an `Idempotency-Key`; a reused id reads first).
+    /// Neither memory can make it accept what the database refuses: a token spent or deleted by
+    /// another process, or a pair that another process made mates, are refused as if read, and
+    /// the refused requests write nothing.
+    func testARequestDecidedOnAnIssuedTokenStillFindsWhatAnotherProcessDid() async throws {
+        let (here, pool) = try makeHandler("issued-token")
+        defer { Task { await pool.close() } }
+        let elsewhere = CommandHandler(log: here.log, sealer: TestDatabase.sealer, walkTTL: 60)
+        let users = try await register(6, with: here)
+        let (a, b, c, d, e, f) = (users[0], users[1], users[2], users[3], users[4], users[5])
+        func code(_ body: () async throws -> Void) async -> String? {
+            do {
+                try await body()
+                return nil
+            } catch let error as CommandError { return error.code } catch { return "\(error)" }
+        }
+        func requests(_ from: UUID, _ to: UUID) async throws -> Int {
+            try await pool.withConnection {
+                try $0.execute(
+                    "SELECT count(*) FROM events WHERE event_type = 'mate_requested' AND data->>'from' = $1 AND data->>'to' = $2",
+                    [from, to]
+                ).first!.int(0)
+            }
+        }
+        func unspentTokens(of user: UUID) async throws -> Int {
+            try await pool.withConnection {
+                try $0.execute("SELECT count(*) FROM drop_tokens WHERE user_id = $1 AND used_at IS NULL", [user]).first!.int(0)
+            }
+        }
+
+        // Spent by a request another process handled.
+        let fromB = try await here.issueDropToken(for: b)
+        _ = try await elsewhere.requestMate(from: c, to: b, dropToken: fromB.token, metadata: as_(c))
+        let spentElsewhere = await code {
+            _ = try await here.requestMate(from: a, to: b, dropToken: fromB.token, metadata: .firstUse(actor: a))
+        }
+        XCTAssertEqual(spentElsewhere, "invalid_drop_token")
+        let toB = try await requests(a, b)
+        XCTAssertEqual(toB, 0)
+
+        // Deleted with its issuer's account in another process.
+        let fromD = try await here.issueDropToken(for: d)
+        _ = try await elsewhere.handle(.deleteAccount(userID: d, partners: [], walks: []), metadata: as_(d))
+        let gone = await code { _ = try await here.requestMate(from: a, to: d, dropToken: fromD.token, metadata: .firstUse(actor: a)) }
+        XCTAssertEqual(gone, "invalid_drop_token")
+        let toD = try await requests(a, d)
+        XCTAssertEqual(toD, 0)
+
+        // A pair this process never saw, made mates elsewhere: refused, and its token not spent.
+        try await makeMates(a, e, with: elsewhere)
+        let fromE = try await here.issueDropToken(for: e)
+        let mates = await code { _ = try await here.requestMate(from: a, to: e, dropToken: fromE.token, metadata: .firstUse(actor: a)) }
+        XCTAssertEqual(mates, "already_mates")
+        let stillUnspent = try await unspentTokens(of: e)
+        XCTAssertEqual(stillUnspent, 1, "the refused request spent its token")
+
+        // And the straight case: the request commits and spends its token, which then serves no
+        // second request (here, where it was issued, or elsewhere).
+        let fromF = try await here.issueDropToken(for: f)
+        let requested = try await here.requestMate(from: a, to: f, dropToken: fromF.token, metadata: .firstUse(actor: a))
+        XCTAssertEqual(requested.events.map(\.event.typeName), ["mate_requested"])
+        let unspentNow = try await unspentTokens(of: f)
+        XCTAssertEqual(unspentNow, 0)
+        let again = await code { _ = try await here.requestMate(from: c, to: f, dropToken: fromF.token, metadata: .firstUse(actor: c)) }
+        XCTAssertEqual(again, "invalid_drop_token")
+        let againElsewhere = await code {
+            _ = try await elsewhere.requestMate(from: b, to: f, dropToken: fromF.token, metadata: as_(b))
+        }
+        XCTAssertEqual(againElsewhere, "invalid_drop_token")
+    }
+
     /// "A walk cannot be sent to someone you stopped being mates with, even if the unpairing
     /// commits while the walk request is in flight": races SendWalk against Unpair many times.
     func testSendWalkRacingUnpairNeverLandsBetweenNonMates() async throws {
