@@ -256,7 +256,11 @@ public struct CommandHandler: Sendable {
                 let eventIDs = EventLog.eventIDs(commandID: metadata.commandID, events: appending)
                 var guarded: [Connection.Statement] = []
                 if decision.consumesDropToken, let dropToken {
-                    guarded.append(DropTokens.spending(hash: dropToken, withEvent: eventIDs[0]))
+                    // The decider accepts a request only with its token presented.
+                    guard case .requestMate(_, _, _, let presented?) = command else {
+                        preconditionFailure("a mate request without its token")
+                    }
+                    guarded.append(DropTokens.spending(hash: dropToken, as: presented, withEvent: eventIDs[0]))
                 }
                 result = try await log.append(
                     AppendRequest(

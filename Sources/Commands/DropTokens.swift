@@ -48,23 +48,25 @@ enum DropTokens {
     }
 
     /// The guarded write (`AppendRequest.guardedWrites`) that spends the token in the append of
-    /// the request's first event `eventID`, and only if that append wrote. Found spent by another
+    /// the request's first event `eventID`, and only if that append wrote. The token must be as
+    /// the request was decided on (`presented`: its issuer and expiry, unspent); spent by another
     /// request since it was read or issued (in the same batch, or one that committed meanwhile),
-    /// or gone (its issuer's account deleted), it fails the transaction (`EventLog.guardFailed`):
-    /// one token, one request.
-    static func spending(hash: Data, withEvent eventID: UUID) -> Connection.Statement {
-        Connection.Statement(spendingSQL, [eventID, hash], prepared: true)
+    /// deleted (its issuer's account with it) or changed, it fails the transaction
+    /// (`EventLog.guardFailed`): one token, one request, on the token as it is.
+    static func spending(hash: Data, as presented: PresentedDropToken, withEvent eventID: UUID) -> Connection.Statement {
+        Connection.Statement(spendingSQL, [eventID, hash, presented.issuedBy, presented.expiresAt], prepared: true)
     }
 
     /// Built once: it runs with every mate request.
     private static let spendingSQL = """
         WITH spent AS (
             UPDATE drop_tokens SET used_at = now()
-            WHERE token_hash = $2::bytea AND used_at IS NULL AND \(EventLog.appendedHere)
+            WHERE token_hash = $2::bytea AND user_id = $3::uuid AND expires_at = $4::timestamptz AND used_at IS NULL
+              AND \(EventLog.appendedHere)
             RETURNING 1
         )
         SELECT CASE WHEN EXISTS (SELECT FROM spent) OR NOT \(EventLog.appendedHere) THEN true
-                    ELSE \(EventLog.guardFailed("drop token spent by a concurrent request, or gone")) END
+                    ELSE \(EventLog.guardFailed("drop token spent by a concurrent request, changed or gone")) END
         """
 
     /// Forgets every token `user` handed out (their account is being deleted).

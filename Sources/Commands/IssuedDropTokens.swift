@@ -8,36 +8,66 @@ import Synchronization
 ///
 /// A mate request presenting one of them is decided without reading the token first (its round
 /// trip was the one a mate request paid beyond a walk's). That decision is only ever an
-/// acceptance: its append spends the token in the same transaction (`DropTokens.spending`),
-/// and a token spent or deleted since (by another process, or with its issuer's account) fails
-/// that transaction, so the command runs again on the token as read from the database. A
-/// refusal is never given on this memory alone: the handler reads the token then.
+/// acceptance: its append spends the token in the same transaction (`DropTokens.spending`,
+/// which checks the issuer and expiry it was decided on), and a token spent, deleted or changed
+/// since (by another process, or with its issuer's account) fails that transaction, so the
+/// command runs again on the token as read from the database. A refusal is never given on this
+/// memory alone: the handler reads the token then.
 final class IssuedDropTokens: Sendable {
-    private let tokens: Mutex<GenerationalMap<Data, PresentedDropToken>>
+    private let tokens: Mutex<GenerationalMap<Key, PresentedDropToken>>
 
-    /// `capacity`: tokens per generation (tokens live five minutes; a dropped one is only read).
-    init(capacity: Int = 20_000) {
+    /// `capacity`: tokens per generation. Tokens live five minutes, and a burst of sign-ups
+    /// hands out tens of thousands in one (`scripts/bench-http` issues about 70,000 before its
+    /// mate requests use them, oldest first); at about 80 bytes an entry, the default's two
+    /// generations hold the last 100,000–200,000 in at most 16 MB. A token dropped is only read.
+    init(capacity: Int = 100_000) {
         tokens = Mutex(GenerationalMap(capacity: capacity))
     }
 
     /// Remembers a token just stored.
     func issued(hash: Data, by user: UUID, expiresAt: Date) {
+        guard let key = Key(hash) else { return }
         let token = PresentedDropToken(issuedBy: user, expiresAt: expiresAt, used: false)
-        tokens.withLock { $0.set(token, for: hash) }
+        tokens.withLock { $0.set(token, for: key) }
     }
 
     /// The token as it was issued, if this process issued it and has not seen it spent.
     func token(hash: Data) -> PresentedDropToken? {
-        tokens.withLock { $0.peek(hash) }
+        guard let key = Key(hash) else { return nil }
+        return tokens.withLock { $0.peek(key) }
     }
 
-    /// Forgets a token spent (or refused) here.
+    /// Forgets a token spent here.
     func spent(hash: Data) {
-        tokens.withLock { $0.removeValue(for: hash) }
+        guard let key = Key(hash) else { return }
+        tokens.withLock { $0.removeValue(for: key) }
     }
 
     /// Forgets every token `user` issued (their account is gone, and its tokens with it).
     func forgetAll(of user: UUID) {
         tokens.withLock { $0.filter { $0.issuedBy != user } }
+    }
+
+    /// A token's SHA-256 held inline (a `Data` of 32 bytes is an allocation of its own).
+    private struct Key: Hashable {
+        var words: (UInt64, UInt64, UInt64, UInt64)
+
+        init?(_ hash: Data) {
+            guard hash.count == 32 else { return nil }
+            var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &words) { _ = hash.copyBytes(to: $0) }
+            self.words = words
+        }
+
+        static func == (a: Key, b: Key) -> Bool {
+            a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(words.0)
+            hasher.combine(words.1)
+            hasher.combine(words.2)
+            hasher.combine(words.3)
+        }
     }
 }
