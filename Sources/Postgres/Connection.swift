@@ -13,7 +13,7 @@ import Glibc
 public final class Connection {
     let handle: OpaquePointer
     /// Server-side prepared statements of this session, by SQL text.
-    private var preparedNames: [String: String] = [:]
+    private(set) var preparedStatements: [String: Prepared] = [:]
     /// Every statement is prepared, not only those marked `prepared`: for a connection that runs
     /// one fixed set of statements over and over (the projectors', which also set
     /// `plan_cache_mode` so each is planned once), where planning cost more than some statements'
@@ -79,10 +79,11 @@ public final class Connection {
     /// parsed and planned once per connection and reused (hot paths with a fixed SQL text).
     @discardableResult
     public func execute(_ sql: String, _ parameters: [any PostgresEncodable] = [], prepared: Bool = false) throws -> QueryResult {
-        let name = preparing(sql, marked: prepared) ? try preparedName(sql, parameterCount: parameters.count) : nil
-        let result = try withParameters(parameters) { values in
-            if let name { return PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
-            return PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
+        let statement = preparing(sql, marked: prepared) ? try prepare(sql, parameterCount: parameters.count) : nil
+        let encoded = try Self.encode(parameters, for: statement)
+        let result = Self.withParameters(encoded) { values, lengths, formats in
+            if let statement { return PQexecPrepared(handle, statement.name, Int32(values.count), values, lengths, formats, 0) }
+            return PQexecParams(handle, sql, Int32(values.count), nil, values, lengths, formats, 0)
         }
         let checked = try check(result)
         try checkCommitOutcome()
@@ -91,15 +92,27 @@ public final class Connection {
 
     /// Whether `sql` runs as a prepared statement here.
     private func preparing(_ sql: String, marked: Bool) -> Bool {
-        marked || (preparesEveryStatement && (preparedNames.count < Self.maxPrepared || preparedNames[sql] != nil))
+        marked || (preparesEveryStatement && (preparedStatements.count < Self.maxPrepared || preparedStatements[sql] != nil))
     }
 
-    private func preparedName(_ sql: String, parameterCount: Int) throws -> String {
-        if let name = preparedNames[sql] { return name }
-        let name = "sm_\(preparedNames.count + 1)"
+    /// A statement prepared in this session: its name, and for each parameter that is an array
+    /// of a type this client writes in binary, that element type (`BinaryArray`).
+    struct Prepared {
+        let name: String
+        let arrayElementTypes: [UInt32?]
+    }
+
+    /// Prepares `sql` once per session, and learns the types PostgreSQL gave its parameters
+    /// (one more round trip, once): array parameters then travel in binary.
+    private func prepare(_ sql: String, parameterCount: Int) throws -> Prepared {
+        if let known = preparedStatements[sql] { return known }
+        let name = "sm_\(preparedStatements.count + 1)"
         _ = try check(PQprepare(handle, name, sql, Int32(parameterCount), nil))
-        preparedNames[sql] = name
-        return name
+        let described = try check(PQdescribePrepared(handle, name))
+        let types = (0..<Int32(PQnparams(described.result))).map { PQparamtype(described.result, $0) }
+        let statement = Prepared(name: name, arrayElementTypes: types.map { BinaryArray.elementType(ofArray: $0) })
+        preparedStatements[sql] = statement
+        return statement
     }
 
     /// Runs a trusted multi-statement script (migration files); never for user input.
@@ -209,18 +222,19 @@ public final class Connection {
         syncEach: Bool
     ) throws -> [Result<QueryResult, PostgresError>] {
         // Preparing is a round trip of its own; it happens once per connection and statement.
-        let names = try statements.map {
-            preparing($0.sql, marked: $0.prepared) ? try preparedName($0.sql, parameterCount: $0.parameters.count) : nil
+        let prepared = try statements.map {
+            preparing($0.sql, marked: $0.prepared) ? try prepare($0.sql, parameterCount: $0.parameters.count) : nil
         }
         // Encoded once, and refused before the first send: a pipeline cut short cannot be left cleanly.
-        let texts = statements.map { $0.parameters.map { $0.postgresText } }
-        for parameters in texts { try Self.checkParameters(parameters) }
+        let encoded = try zip(statements, prepared).map { try Self.encode($0.parameters, for: $1) }
         guard PQenterPipelineMode(handle) == 1 else { throw lostOrProtocol("cannot enter pipeline mode") }
         defer { PQexitPipelineMode(handle) }
-        for ((statement, name), parameters) in zip(zip(statements, names), texts) {
-            let sent = try withParameters(texts: parameters) { values in
-                if let name { return PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0) }
-                return PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values, nil, nil, 0)
+        for ((statement, prepared), parameters) in zip(zip(statements, prepared), encoded) {
+            let sent = Self.withParameters(parameters) { values, lengths, formats in
+                if let prepared {
+                    return PQsendQueryPrepared(handle, prepared.name, Int32(values.count), values, lengths, formats, 0)
+                }
+                return PQsendQueryParams(handle, statement.sql, Int32(values.count), nil, values, lengths, formats, 0)
             }
             guard sent == 1 else { throw lostOrProtocol("cannot send pipelined statement") }
             if syncEach { guard PQpipelineSync(handle) == 1 else { throw lostOrProtocol("cannot sync pipeline") } }
@@ -352,9 +366,27 @@ public final class Connection {
 
     // MARK: Helpers
 
-    private static func checkParameters(_ texts: [String?]) throws {
-        if let index = texts.firstIndex(where: { $0.map(containsNUL) == true }) {
-            throw PostgresError.invalidParameter(index: index + 1, reason: "contains a NUL byte")
+    /// A parameter as it travels: text (NULL as nil), or an array in binary.
+    enum EncodedParameter {
+        case text(String?)
+        case binary([UInt8])
+    }
+
+    /// `parameters` as they travel: arrays in binary where `statement` declares an array of
+    /// their element type, everything else as text. A NUL byte in any text (PostgreSQL's text
+    /// cannot hold one, and a C string would be cut short there) is refused before sending.
+    static func encode(_ parameters: [any PostgresEncodable], for statement: Prepared?) throws -> [EncodedParameter] {
+        try parameters.indices.map { index in
+            let parameter = parameters[index]
+            if type(of: parameter).isArray, let statement, index < statement.arrayElementTypes.count,
+                let elementType = statement.arrayElementTypes[index], let array = parameter.binaryArray(of: elementType)
+            {
+                guard !array.containsNUL else { throw PostgresError.invalidParameter(index: index + 1, reason: "contains a NUL byte") }
+                return .binary(array.bytes)
+            }
+            let text = parameter.postgresText
+            if let text, containsNUL(text) { throw PostgresError.invalidParameter(index: index + 1, reason: "contains a NUL byte") }
+            return .text(text)
         }
     }
 
@@ -368,19 +400,32 @@ public final class Connection {
         }
     }
 
-    /// Parameters travel as C strings, so a NUL byte would silently cut a value short (and
-    /// PostgreSQL's text cannot hold one anyway): such a parameter is refused before sending.
-    private func withParameters<R>(_ parameters: [any PostgresEncodable], _ body: ([UnsafePointer<CChar>?]) throws -> R) throws -> R {
-        let texts = parameters.map { $0.postgresText }
-        try Self.checkParameters(texts)
-        return try withParameters(texts: texts, body)
-    }
-
-    /// Parameters already encoded and checked.
-    private func withParameters<R>(texts: [String?], _ body: ([UnsafePointer<CChar>?]) throws -> R) throws -> R {
-        let pointers: [UnsafeMutablePointer<CChar>?] = texts.map { $0.flatMap { strdup($0) } }
-        defer { for pointer in pointers { free(pointer) } }
-        return try body(pointers.map { UnsafePointer($0) })
+    /// The parameters as libpq takes them: values (C strings for text), lengths and formats
+    /// (0 text, 1 binary), alive for the duration of `body`.
+    private static func withParameters<R>(
+        _ parameters: [EncodedParameter],
+        _ body: ([UnsafePointer<CChar>?], [Int32], [Int32]) throws -> R
+    ) rethrows -> R {
+        var lengths = [Int32](repeating: 0, count: parameters.count)
+        var formats = [Int32](repeating: 0, count: parameters.count)
+        let pointers: [UnsafeMutablePointer<CChar>?] = parameters.indices.map { index in
+            switch parameters[index] {
+            case .text(let text):
+                return text.flatMap { strdup($0) }
+            case .binary(let bytes):
+                lengths[index] = Int32(bytes.count)
+                formats[index] = 1
+                let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, bytes.count))
+                bytes.withUnsafeBytes { UnsafeMutableRawPointer(copy).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+                return copy
+            }
+        }
+        defer {
+            for (pointer, parameter) in zip(pointers, parameters) {
+                if case .binary = parameter { pointer?.deallocate() } else { free(pointer) }
+            }
+        }
+        return try body(pointers.map { UnsafePointer($0) }, lengths, formats)
     }
 
     private func check(_ raw: OpaquePointer?) throws -> QueryResult {

@@ -1,9 +1,10 @@
 import EventLog
 import Foundation
-import Postgres
 import PostgresTesting
 import Synchronization
 import XCTest
+
+@testable import Postgres
 
 final class PoolTests: XCTestCase {
     /// A server restart breaks every pooled connection; the pool must drop them, fail clearly
@@ -159,6 +160,69 @@ final class PoolTests: XCTestCase {
             return try connection.execute("SELECT count(*) FROM t").first!.int(0)
         }
         XCTAssertEqual(count, 2, "only the last pipeline's two rows")
+        await pool.close()
+    }
+
+    /// Array parameters of a prepared statement travel in binary when the statement declares
+    /// their element type, and in text otherwise; PostgreSQL reads the same values either way.
+    func testArrayParametersReadTheSameInBinaryAndInText() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("binary-arrays"))
+        try await pool.withConnection { connection in
+            let date = Date(timeIntervalSince1970: 1_800_000_000.123456)
+            let cases: [(String, any PostgresEncodable)] = [
+                ("bigint[]", [Int.min, -1, 0, 42, Int.max]),
+                ("bigint[]", [Int64(7), Int64(-7)]),
+                ("int[]", [Int32.min, 0, Int32.max]),
+                ("int[]", [1, 2, 3]),  // Int into int4[]: not its binary type, so text
+                ("bool[]", [true, false]),
+                ("text[]", ["", "plain", "quote \" and backslash \\", "{braces}, commas", "NULL", "산책 🐕"]),
+                ("text[]", [String?.none, "x", nil]),
+                ("text[]", [UUID(), UUID()]),  // UUIDs into text[]: text
+                ("uuid[]", [UUID(), UUID()]),
+                ("jsonb[]", [JSONB(#"{"a": [1, "é"], "b": null}"#), JSONB("[]"), JSONB(#""\u0041""#)]),
+                ("bytea[]", [Data(), Data([0, 1, 2, 255]), Data(repeating: 7, count: 300)]),
+                ("timestamptz[]", [date, Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -86_400.5)]),
+                ("timestamptz[]", [Date?.none, date]),
+                ("double precision[]", [0.1, -2.5e300, 3]),
+                ("bigint[]", [Int]()),
+                ("uuid[]", PostgresArray([UUID(), Optional<UUID>.none])),
+            ]
+            for (type, value) in cases {
+                let sql = "SELECT ($1::\(type))::text"
+                let binary = try connection.execute(sql, [value], prepared: true).first!.string(0)
+                let text = try connection.execute(sql, [value], prepared: false).first!.string(0)
+                XCTAssertEqual(binary, text, "\(type): \(value)")
+            }
+            // PostgreSQL's own types for the parameters, learnt when preparing.
+            XCTAssertEqual(connection.preparedStatements["SELECT ($1::bigint[])::text"]?.arrayElementTypes, [20])
+            XCTAssertEqual(connection.preparedStatements["SELECT ($1::jsonb[])::text"]?.arrayElementTypes, [3802])
+            XCTAssertEqual(connection.preparedStatements["SELECT ($1::double precision[])::text"]?.arrayElementTypes, [701])
+            // Which went binary: an array of the declared element type, and only that.
+            let declared = Connection.Prepared(name: "probe", arrayElementTypes: [20, 25, 2950, nil])
+            let encoded = try Connection.encode([[1, 2], [UUID()], [UUID()], ["a"]], for: declared)
+            let binary = encoded.map { if case .binary = $0 { true } else { false } }
+            XCTAssertEqual(binary, [true, false, true, false])
+            // A NUL byte inside a binary text element is refused before sending, as in text.
+            for type in ["text[]", "jsonb[]"] {
+                let value: any PostgresEncodable = type == "text[]" ? ["fine", "a\u{0}b"] : [JSONB("1"), JSONB("\"\u{0}\"")]
+                XCTAssertThrowsError(try connection.execute("SELECT $1::\(type)", [value], prepared: true)) { error in
+                    guard case PostgresError.invalidParameter(let index, _) = error else { return XCTFail("\(error)") }
+                    XCTAssertEqual(index, 1)
+                }
+            }
+            // And a binary array is what PostgreSQL stores: the log's insert takes them.
+            try connection.execute("CREATE TABLE stored (ids uuid[], at timestamptz[], labels text[])")
+            let ids = [UUID(), UUID()]
+            try connection.execute(
+                "INSERT INTO stored VALUES ($1::uuid[], $2::timestamptz[], $3::text[])",
+                [ids, [date], ["a", "b"]],
+                prepared: true
+            )
+            let row = try connection.execute("SELECT ids[2]::text, extract(epoch FROM at[1])::text, labels[2] FROM stored").first!
+            XCTAssertEqual(try row.string(0), ids[1].uuidString.lowercased())
+            XCTAssertEqual(try row.string(1), "1800000000.123456")
+            XCTAssertEqual(try row.string(2), "b")
+        }
         await pool.close()
     }
 
