@@ -470,7 +470,6 @@ public struct CommandHandler: Sendable {
                                 try handler.sealer.keys.erase(deleted.userID, on: connection)
                                 try handler.sealer.messageKeys.eraseAll(of: deleted.userID, on: connection)
                                 try DropTokens.deleteAll(of: deleted.userID, on: connection)
-                                handler.issuedDropTokens.forgetAll(of: deleted.userID)
                             }
                             // An unsent message's key goes with its `message_unsent` (API.md, chat).
                             for case (_, .messageUnsent(let unsent)) in decision.events {

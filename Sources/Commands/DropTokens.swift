@@ -59,13 +59,14 @@ enum DropTokens {
 
     /// Built once: it runs with every mate request.
     private static let spendingSQL = """
-        WITH spent AS (
+        WITH here AS (SELECT \(EventLog.appendedHere) AS wrote),
+        spent AS (
             UPDATE drop_tokens SET used_at = now()
             WHERE token_hash = $2::bytea AND user_id = $3::uuid AND expires_at = $4::timestamptz AND used_at IS NULL
-              AND \(EventLog.appendedHere)
+              AND (SELECT wrote FROM here)
             RETURNING 1
         )
-        SELECT CASE WHEN EXISTS (SELECT FROM spent) OR NOT \(EventLog.appendedHere) THEN true
+        SELECT CASE WHEN NOT (SELECT wrote FROM here) OR EXISTS (SELECT FROM spent) THEN true
                     ELSE \(EventLog.guardFailed("drop token spent by a concurrent request, changed or gone")) END
         """
 

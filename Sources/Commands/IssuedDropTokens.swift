@@ -10,9 +10,9 @@ import Synchronization
 /// trip was the one a mate request paid beyond a walk's). That decision is only ever an
 /// acceptance: its append spends the token in the same transaction (`DropTokens.spending`,
 /// which checks the issuer and expiry it was decided on), and a token spent, deleted or changed
-/// since (by another process, or with its issuer's account) fails that transaction, so the
-/// command runs again on the token as read from the database. A refusal is never given on this
-/// memory alone: the handler reads the token then.
+/// since (by another process, or with its issuer's account: a deletion leaves its tokens here,
+/// to be found gone) fails that transaction, so the command runs again on the token as read from
+/// the database. A refusal is never given on this memory alone: the handler reads the token then.
 final class IssuedDropTokens: Sendable {
     private let tokens: Mutex<GenerationalMap<Key, PresentedDropToken>>
 
@@ -26,48 +26,32 @@ final class IssuedDropTokens: Sendable {
 
     /// Remembers a token just stored.
     func issued(hash: Data, by user: UUID, expiresAt: Date) {
-        guard let key = Key(hash) else { return }
+        guard let key = Key(sha256: hash) else { return }
         let token = PresentedDropToken(issuedBy: user, expiresAt: expiresAt, used: false)
         tokens.withLock { $0.set(token, for: key) }
     }
 
     /// The token as it was issued, if this process issued it and has not seen it spent.
     func token(hash: Data) -> PresentedDropToken? {
-        guard let key = Key(hash) else { return nil }
+        guard let key = Key(sha256: hash) else { return nil }
         return tokens.withLock { $0.peek(key) }
     }
 
     /// Forgets a token spent here.
     func spent(hash: Data) {
-        guard let key = Key(hash) else { return }
+        guard let key = Key(sha256: hash) else { return }
         tokens.withLock { $0.removeValue(for: key) }
     }
 
-    /// Forgets every token `user` issued (their account is gone, and its tokens with it).
-    func forgetAll(of user: UUID) {
-        tokens.withLock { $0.filter { $0.issuedBy != user } }
-    }
-
     /// A token's SHA-256 held inline (a `Data` of 32 bytes is an allocation of its own).
-    private struct Key: Hashable {
-        var words: (UInt64, UInt64, UInt64, UInt64)
+    private typealias Key = SIMD4<UInt64>
+}
 
-        init?(_ hash: Data) {
-            guard hash.count == 32 else { return nil }
-            var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &words) { _ = hash.copyBytes(to: $0) }
-            self.words = words
-        }
-
-        static func == (a: Key, b: Key) -> Bool {
-            a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(words.0)
-            hasher.combine(words.1)
-            hasher.combine(words.2)
-            hasher.combine(words.3)
-        }
+extension SIMD4<UInt64> {
+    /// The 32 bytes of a SHA-256; nil for anything else.
+    fileprivate init?(sha256 hash: Data) {
+        guard hash.count == 32 else { return nil }
+        self.init()
+        withUnsafeMutableBytes(of: &self) { _ = hash.copyBytes(to: $0) }
     }
 }

@@ -378,8 +378,8 @@ public final class Connection {
     static func encode(_ parameters: [any PostgresEncodable], for statement: Prepared?) throws -> [EncodedParameter] {
         try parameters.indices.map { index in
             let parameter = parameters[index]
-            if type(of: parameter).isArray, let statement, index < statement.arrayElementTypes.count,
-                let elementType = statement.arrayElementTypes[index], let array = parameter.binaryArray(of: elementType)
+            if let statement, index < statement.arrayElementTypes.count, let elementType = statement.arrayElementTypes[index],
+                let array = parameter.binaryArray(of: elementType)
             {
                 guard !array.containsNUL else { throw PostgresError.invalidParameter(index: index + 1, reason: "contains a NUL byte") }
                 return .binary(array.bytes)
@@ -415,16 +415,12 @@ public final class Connection {
             case .binary(let bytes):
                 lengths[index] = Int32(bytes.count)
                 formats[index] = 1
-                let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, bytes.count))
-                bytes.withUnsafeBytes { UnsafeMutableRawPointer(copy).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-                return copy
+                let copy = malloc(max(1, bytes.count))!
+                bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+                return copy.assumingMemoryBound(to: CChar.self)
             }
         }
-        defer {
-            for (pointer, parameter) in zip(pointers, parameters) {
-                if case .binary = parameter { pointer?.deallocate() } else { free(pointer) }
-            }
-        }
+        defer { for pointer in pointers { free(pointer) } }
         return try body(pointers.map { UnsafePointer($0) }, lengths, formats)
     }
 
