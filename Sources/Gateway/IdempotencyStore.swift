@@ -198,7 +198,7 @@ public struct IdempotencyStore: Sendable {
     /// AES-GCM under the store's key, with the row's key hash as associated data: a sealed body
     /// moved to another row does not open.
     func seal(_ body: String, keyHash: Data) throws -> Data {
-        guard let combined = try AES.GCM.seal(Data(body.utf8), using: sealing, authenticating: keyHash).combined else {
+        guard let combined = try AES.GCM.seal(Data(body.utf8), using: sealing, nonce: .fresh(), authenticating: keyHash).combined else {
             throw APIError.unexpected
         }
         return combined

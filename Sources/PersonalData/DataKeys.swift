@@ -73,7 +73,7 @@ public final class DataKeys: Sendable {
             let absent = missing.filter { loaded[$0] == nil }
             if !absent.isEmpty {
                 var fresh: [UUID: SymmetricKey] = [:]
-                for user in absent { fresh[user] = SymmetricKey(size: .bits256) }
+                for user in absent { fresh[user] = SymmetricKey.fresh256() }
                 let users = Array(fresh.keys)
                 let sealed = try users.map { user in try seal(fresh[user]!, of: user) }
                 // Another transaction may create the same user's key at the same moment (a
@@ -183,7 +183,7 @@ public final class DataKeys: Sendable {
 
     /// The key sealed under the wrapping key, bound to its user, as hex.
     private func seal(_ key: SymmetricKey, of user: UUID) throws -> String {
-        let box = try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: wrapping, authenticating: Data(user.lowercasedString.utf8))
+        let box = try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: wrapping, nonce: .fresh(), authenticating: Data(user.lowercasedString.utf8))
         return Hex.string(box.combined!)
     }
 

@@ -16,7 +16,7 @@ public struct DeviceTokenSeal: Sendable {
     /// The token's HMAC (its lookup key) and its sealed bytes.
     public func seal(_ token: String) throws -> (mac: Data, sealed: Data) {
         let mac = Data(HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: lookup))
-        let sealed = try AES.GCM.seal(Data(token.utf8), using: sealing, authenticating: mac).combined!
+        let sealed = try AES.GCM.seal(Data(token.utf8), using: sealing, nonce: .fresh(), authenticating: mac).combined!
         return (mac, sealed)
     }
 

@@ -66,7 +66,7 @@ public struct EventSealer: Sendable {
         guard case .key(let key) = keys[owner] else {
             throw keys[owner] == nil ? PersonalDataError.missingKey(owner) : PersonalDataError.erased(owner)
         }
-        let box = try AES.GCM.seal(event.encodedData(.personal), using: key, authenticating: Self.binding(event.typeName, owner))
+        let box = try AES.GCM.seal(event.encodedData(.personal), using: key, nonce: .fresh(), authenticating: Self.binding(event.typeName, owner))
         var out = [UInt8](event.encodedData(.clear))
         // The clear part always has members (ids, times): replace its "}" with one more.
         out.removeLast()
@@ -106,7 +106,7 @@ public struct EventSealer: Sendable {
         // A user signing up has no key yet (their id is new): theirs is made here and stored by
         // the append, so a refused sign-up (a taken nickname) leaves no key behind.
         for user in Self.registeredUsers(of: events) where found[user] == nil {
-            let key = SymmetricKey(size: .bits256)
+            let key = SymmetricKey.fresh256()
             fresh.users[user] = key
             found[user] = .key(key)
         }
@@ -124,7 +124,7 @@ public struct EventSealer: Sendable {
             found.merge(read) { old, _ in old }
         }
         for message in sent where found[message] == nil {
-            let key = SymmetricKey(size: .bits256)
+            let key = SymmetricKey.fresh256()
             fresh.keys[message] = key
             found[message] = .key(key)
         }

@@ -49,7 +49,7 @@ public final class MessageKeys: Sendable {
                 guard case .key(let senderKey) = senders[sender] else { throw PersonalDataError.erased(sender) }
                 ids.append(message)
                 owners.append(sender)
-                sealed.append(try Self.seal(SymmetricKey(size: .bits256), of: message, under: senderKey))
+                sealed.append(try Self.seal(SymmetricKey.fresh256(), of: message, under: senderKey))
             }
             // A concurrent first send of the same message (a retry) keeps the row that won.
             try connection.execute(
@@ -161,7 +161,7 @@ public final class MessageKeys: Sendable {
 
     /// The key sealed under the sender's key, bound to its message, as hex.
     private static func seal(_ key: SymmetricKey, of message: UUID, under senderKey: SymmetricKey) throws -> String {
-        let box = try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: senderKey, authenticating: binding(message))
+        let box = try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: senderKey, nonce: .fresh(), authenticating: binding(message))
         return Hex.string(box.combined!)
     }
 

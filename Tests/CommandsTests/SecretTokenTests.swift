@@ -28,6 +28,22 @@ final class SecretTokenTests: XCTestCase {
         }
     }
 
+    /// Draws come from one block shared by every thread, refilled from the kernel when spent:
+    /// concurrent draws across many refills never hand out the same bytes twice, and a request
+    /// too large for the block (sent to the kernel directly) is filled too.
+    func testConcurrentDrawsAcrossBlocksNeverRepeat() async {
+        let draws = await withTaskGroup(of: [[UInt8]].self) { group in
+            for _ in 0..<8 { group.addTask { (0..<2_500).map { _ in SecureRandom.bytes(16) } } }
+            return await group.reduce(into: [[UInt8]]()) { $0 += $1 }
+        }
+        // 8 × 2,500 × 16 bytes: about 78 blocks of 4 KiB.
+        XCTAssertEqual(draws.count, 20_000)
+        XCTAssertEqual(Set(draws).count, 20_000)
+        let large = SecureRandom.bytes(1_000)
+        XCTAssertEqual(large.count, 1_000)
+        XCTAssertGreaterThan(Set(large).count, 200)
+    }
+
     /// Every byte value at every place: the bytes that encode to `+` and `/` come out as `-` and `_`.
     func testTheURLSafeAlphabetReplacesPlusAndSlashAndDropsPadding() {
         XCTAssertEqual(SecretToken.base64URL([0xFB, 0xFF, 0xBF]), "-_-_")

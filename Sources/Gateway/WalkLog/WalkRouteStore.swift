@@ -42,11 +42,12 @@ struct WalkRouteStore: Sendable {
 
     /// Stores `plain` (the encoded route) as walk log `id`'s, under a fresh key of its own.
     func insert(_ plain: [UInt8], id: UUID, owner: UUID, on connection: Connection) throws {
-        let routeKey = SymmetricKey(size: .bits256)
-        let route = try AES.GCM.seal(plain, using: routeKey, authenticating: Self.binding("walk route", id)).combined!
+        let routeKey = SymmetricKey.fresh256()
+        let route = try AES.GCM.seal(plain, using: routeKey, nonce: .fresh(), authenticating: Self.binding("walk route", id)).combined!
         let sealedKey = try AES.GCM.seal(
             routeKey.withUnsafeBytes { Data($0) },
             using: try ownerKey(owner, creating: true, on: connection),
+            nonce: .fresh(),
             authenticating: Self.binding("walk route key", id)
         ).combined!
         try connection.execute(
@@ -107,6 +108,7 @@ struct WalkRouteStore: Sendable {
         let sealed = try AES.GCM.seal(
             plain,
             using: try ownerKey(user, creating: true, on: connection),
+            nonce: .fresh(),
             authenticating: Self.binding("privacy zones", user)
         )
         .combined!
