@@ -183,7 +183,12 @@ public final class DataKeys: Sendable {
 
     /// The key sealed under the wrapping key, bound to its user, as hex.
     private func seal(_ key: SymmetricKey, of user: UUID) throws -> String {
-        let box = try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: wrapping, nonce: .fresh(), authenticating: Data(user.lowercasedString.utf8))
+        let box = try AES.GCM.seal(
+            key.withUnsafeBytes { Data($0) },
+            using: wrapping,
+            nonce: .fresh(),
+            authenticating: Data(user.lowercasedString.utf8)
+        )
         return Hex.string(box.combined!)
     }
 

@@ -66,7 +66,12 @@ public struct EventSealer: Sendable {
         guard case .key(let key) = keys[owner] else {
             throw keys[owner] == nil ? PersonalDataError.missingKey(owner) : PersonalDataError.erased(owner)
         }
-        let box = try AES.GCM.seal(event.encodedData(.personal), using: key, nonce: .fresh(), authenticating: Self.binding(event.typeName, owner))
+        let box = try AES.GCM.seal(
+            event.encodedData(.personal),
+            using: key,
+            nonce: .fresh(),
+            authenticating: Self.binding(event.typeName, owner)
+        )
         var out = [UInt8](event.encodedData(.clear))
         // The clear part always has members (ids, times): replace its "}" with one more.
         out.removeLast()
