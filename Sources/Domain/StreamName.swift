@@ -15,26 +15,31 @@ public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// The name as stored in the log.
     public let rawValue: String
+    /// Which aggregate this stream holds: known from the factory that made the name, or parsed
+    /// once from its prefix (commands ask it of every stream they load, several times).
+    public let kind: Kind
 
     /// Parses a stored stream name; `nil` when it has no known kind prefix.
     public init?(rawValue: String) {
-        guard Self.kind(of: rawValue) != nil else { return nil }
+        guard let kind = Self.kind(of: rawValue) else { return nil }
         self.rawValue = rawValue
+        self.kind = kind
     }
 
-    private init(unchecked rawValue: String) {
-        self.rawValue = rawValue
+    private init(_ kind: Kind, _ id: String) {
+        self.rawValue = "\(kind.rawValue)-\(id)"
+        self.kind = kind
     }
 
     /// The stream of one user (owner and dog): registration, profile, device token.
     public static func user(_ id: UUID) -> StreamName {
-        StreamName(unchecked: "user-\(id.lowercasedString)")
+        StreamName(.user, id.lowercasedString)
     }
 
     /// The stream reserving one nickname, named by its `FreeText.nicknameKey`, so "Rex", "rex"
     /// and "ｒｅｘ" collide (for ASCII the key is the lowercased nickname, as it always was).
     public static func nickname(_ nickname: String) -> StreamName {
-        StreamName(unchecked: "nickname-\(FreeText.nicknameKey(nickname))")
+        StreamName(.nickname, FreeText.nicknameKey(nickname))
     }
 
     /// The stream of everything between two users; the same name whichever order they come in.
@@ -44,35 +49,39 @@ public struct StreamName: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// The stream of everything between the two users of `pair`.
     public static func mates(_ pair: MatePair) -> StreamName {
-        StreamName(unchecked: "mates-\(pair.lo.lowercasedString)-\(pair.hi.lowercasedString)")
+        StreamName(.mates, "\(pair.lo.lowercasedString)-\(pair.hi.lowercasedString)")
     }
 
     /// The stream of one walk request.
     public static func walk(_ id: UUID) -> StreamName {
-        StreamName(unchecked: "walk-\(id.lowercasedString)")
+        StreamName(.walk, id.lowercasedString)
     }
 
     /// The stream of one walk log (a recorded walk).
     public static func walkLog(_ id: UUID) -> StreamName {
-        StreamName(unchecked: "walklog-\(id.lowercasedString)")
+        StreamName(.walkLog, id.lowercasedString)
     }
 
     /// The conversation of two mates; the same name whichever order they come in.
     public static func chat(_ a: UUID, _ b: UUID) -> StreamName {
         let pair = MatePair(a, b)
-        return StreamName(unchecked: "chat-\(pair.lo.lowercasedString)-\(pair.hi.lowercasedString)")
-    }
-
-    /// Which aggregate this stream holds.
-    public var kind: Kind {
-        // Every instance was built by a factory or validated by `init?(rawValue:)`.
-        Self.kind(of: rawValue) ?? .user
+        return StreamName(.chat, "\(pair.lo.lowercasedString)-\(pair.hi.lowercasedString)")
     }
 
     public var description: String { rawValue }
 
+    // The kind follows from the name: equal names, equal kinds.
+    public static func == (lhs: StreamName, rhs: StreamName) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+    /// The kind whose prefix and "-" start `rawValue`, with something after them.
     private static func kind(of rawValue: String) -> Kind? {
-        Kind.allCases.first { rawValue.hasPrefix($0.rawValue + "-") && rawValue.count > $0.rawValue.count + 1 }
+        let name = rawValue.utf8
+        return Kind.allCases.first { kind in
+            let prefix = kind.rawValue.utf8
+            return name.count > prefix.count + 1 && name.starts(with: prefix)
+                && name[name.index(name.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "-")
+        }
     }
 
     public init(from decoder: Decoder) throws {

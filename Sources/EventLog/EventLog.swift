@@ -97,13 +97,20 @@ public struct EventLog: Sendable {
         """
 
     /// A page of the feed: the events after a checkpoint (`$1`, `$2`), up to `$3`, below the horizon.
-    static let feedPageSQL = """
+    static let feedPageSQL = feedPageSQL(columns: columns)
+
+    /// `feedPageSQL` without the events' bodies (`headColumns`).
+    static let feedHeadsSQL = feedPageSQL(columns: headColumns)
+
+    private static func feedPageSQL(columns: String) -> String {
+        """
         SELECT \(columns) FROM events
         WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY transaction_id, position
         LIMIT $3
         """
+    }
 
     /// "Is the newest event after the checkpoint beyond the horizon?" and not "does any event
     /// beyond the horizon exist?": the planner ran that EXISTS as a sequential scan of the whole
@@ -122,15 +129,26 @@ public struct EventLog: Sendable {
         try await pool.withConnection { try Self.readFeed(on: $0, after: checkpoint, limit: limit) }
     }
 
-    public static func readFeed(on connection: Connection, after checkpoint: LogPosition, limit: Int) throws -> FeedPage {
+    ///
+    /// With `bodies: false` the events' `data` and `metadata` are left empty (not read): for a
+    /// reader that holds most events already (the projectors of the process that appended them)
+    /// and reads the others' data with `data(at:on:)`. Under `POST /v1/walks` the feed's JSON
+    /// bodies, rendered as text by PostgreSQL and copied by this process, were read for events
+    /// the projectors then took from memory.
+    public static func readFeed(
+        on connection: Connection,
+        after checkpoint: LogPosition,
+        limit: Int,
+        bodies: Bool = true
+    ) throws -> FeedPage {
         let after: [any PostgresEncodable] = [checkpoint.transactionID, checkpoint.position]
         // One round trip: the page, and whether newer events wait behind a still-running older
         // transaction (then the reader looks again soon instead of waiting for a signal).
         let results = try connection.pipeline([
-            Connection.Statement(feedPageSQL, after + [limit], prepared: true),
+            Connection.Statement(bodies ? feedPageSQL : feedHeadsSQL, after + [limit], prepared: true),
             Connection.Statement(pendingBeyondHorizonSQL, after, prepared: true),
         ])
-        let events = try results[0].rows.map(decodeEvent)
+        let events = try results[0].rows.map(bodies ? decodeEvent : decodeHead)
         let pending = try results[1].first!.bool(0)
         return FeedPage(events: events, full: events.count == limit, pendingBeyondHorizon: pending)
     }
@@ -153,6 +171,34 @@ public struct EventLog: Sendable {
     }
 
     public static let columns = "transaction_id, position, stream_id, stream_version, event_id, event_type, data, metadata, recorded_at"
+    /// `columns` but the bodies (`data`, `metadata`).
+    static let headColumns = "transaction_id, position, stream_id, stream_version, event_id, event_type, recorded_at"
+
+    /// The `data` of the events at `positions` (feed positions of events read without their
+    /// bodies), by position.
+    public static func data(at positions: [Int64], on connection: Connection) throws -> [Int64: Data] {
+        let result = try connection.execute(
+            "SELECT position, data FROM events WHERE position = ANY($1::bigint[])",
+            [positions],
+            prepared: true
+        )
+        var data: [Int64: Data] = [:]
+        for row in result.rows { data[try row.int64(0)] = try row.json(1) }
+        return data
+    }
+
+    static func decodeHead(_ row: Row) throws -> RecordedEvent {
+        RecordedEvent(
+            position: LogPosition(transactionID: try row.uint64(0), position: try row.int64(1)),
+            stream: try row.string(2),
+            version: try row.int64(3),
+            id: try row.uuid(4),
+            type: try row.string(5),
+            data: Data(),
+            metadata: Data(),
+            recordedAt: try row.date(6)
+        )
+    }
 
     public static func decodeEvent(_ row: Row) throws -> RecordedEvent {
         RecordedEvent(

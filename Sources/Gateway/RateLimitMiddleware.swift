@@ -10,7 +10,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     static let exempt: Set<String> = ["/healthz", "/readyz", "/metrics"]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.headers[.authorization] == nil, !Self.exempt.contains(request.uri.path) {
+        if !request.headers.contains(.authorization), !Self.exempt.contains(request.uri.path) {
             try limiter.spend(.ip(request.clientAddress(context, trustForwardedFor: trustForwardedFor)))
         }
         return try await next(request, context)

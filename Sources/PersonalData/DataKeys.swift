@@ -15,6 +15,8 @@ public enum PersonalDataError: Error, Equatable, Sendable, CustomStringConvertib
     case missingKey(UUID)
     /// A sealed box does not open under its owner's key: the event was altered.
     case tampered(UUID)
+    /// An event read without its body is no longer in the log (an append-only log never loses one).
+    case missingEvent(UUID)
 
     public var description: String {
         switch self {
@@ -23,6 +25,7 @@ public enum PersonalDataError: Error, Equatable, Sendable, CustomStringConvertib
             "the data key of user \(user.lowercasedString) does not open under this master key (SNIFFMEET_MASTER_KEY changed?)"
         case .missingKey(let user): "no data key for user \(user.lowercasedString): data_keys must come with the log"
         case .tampered(let user): "a sealed event of user \(user.lowercasedString) does not open under their key"
+        case .missingEvent(let id): "event \(id.lowercasedString) was read from the feed but its data is gone"
         }
     }
 }

@@ -298,9 +298,24 @@ public struct EventSealer: Sendable {
 
     /// The domain events of `records`, reading the keys they need on `connection`. Events this
     /// process appended come from memory (`remember(_:)`), each once.
+    ///
+    /// Records read without their bodies (`EventLog.readFeed(bodies: false)`: empty `data`) are
+    /// taken from the events this process appended; the data of those it did not append is read
+    /// here, by position.
     public func events(from records: [RecordedEvent], on connection: Connection) throws -> [Event] {
         let known = appended.take(records.map(\.id))
         if !known.contains(where: { $0 == nil }) { return known.map { $0! } }
+        var records = records
+        let bodiless = records.indices.filter { known[$0] == nil && records[$0].data.isEmpty }
+        if !bodiless.isEmpty {
+            let data = try EventLog.data(at: bodiless.map { records[$0].position.position }, on: connection)
+            for index in bodiless {
+                guard let body = data[records[index].position.position] else {
+                    throw PersonalDataError.missingEvent(records[index].id)
+                }
+                records[index].data = body
+            }
+        }
         // Each record's sealed member is found once, for its owner's key and for opening it.
         let sealed = try zip(records, known).map { record, event in event == nil ? try Self.sealed(record) : nil }
         var owners: Set<UUID> = []

@@ -278,7 +278,8 @@ public final class ProjectionRunner: Sendable {
                 step = try await pool.withConnection { connection in
                     // A replaced connection no longer holds the locks.
                     guard connection.backendPID == backend else { throw ProjectionError.lostOwnership(projector: batch[0].projector.name) }
-                    let page = try EventLog.readFeed(on: connection, after: from, limit: batchSize)
+                    // Bodies only of the events this process did not append (`EventSealer.events`).
+                    let page = try EventLog.readFeed(on: connection, after: from, limit: batchSize, bodies: false)
                     guard let last = page.events.last?.position else {
                         return Step(last: nil, full: false, pending: page.pendingBeyondHorizon)
                     }

@@ -124,4 +124,36 @@ final class FeedTests: XCTestCase {
         }
         XCTAssertGreaterThan(committed.count, writers * commandsPerWriter * 8 / 10)
     }
+
+    /// A page read without bodies holds every head of the full page and no data or metadata;
+    /// `data(at:)` reads each event's data as the full page has it.
+    func testAPageWithoutBodiesHasTheSameHeadsAndItsDataIsReadByPosition() async throws {
+        let pool = ConnectionPool(connectionString: try TestDatabase.create("feed_heads"))
+        let log = EventLog(pool: pool)
+        for n in 0..<5 {
+            _ = try await log.append(
+                commandID: UUID(),
+                expectations: ["heads-\(n % 2)": .any],
+                events: [
+                    NewEvent(stream: "heads-\(n % 2)", type: "tick", data: Data(#"{"n": \#(n)}"#.utf8), metadata: Data(#"{"m": 1}"#.utf8))
+                ]
+            )
+        }
+        let (full, heads, data) = try await pool.withConnection { connection in
+            let full = try EventLog.readFeed(on: connection, after: .start, limit: 100)
+            let heads = try EventLog.readFeed(on: connection, after: .start, limit: 100, bodies: false)
+            return (full, heads, try EventLog.data(at: heads.events.map(\.position.position) + [999_999], on: connection))
+        }
+        await pool.close()
+        XCTAssertEqual(full.events.count, 5)
+        XCTAssertEqual(heads.events.map(\.id), full.events.map(\.id))
+        XCTAssertEqual(heads.events.map(\.position), full.events.map(\.position))
+        XCTAssertEqual(heads.events.map(\.stream), full.events.map(\.stream))
+        XCTAssertEqual(heads.events.map(\.version), full.events.map(\.version))
+        XCTAssertEqual(heads.events.map(\.recordedAt), full.events.map(\.recordedAt))
+        XCTAssertTrue(heads.events.allSatisfy { $0.data.isEmpty && $0.metadata.isEmpty })
+        XCTAssertTrue(full.events.allSatisfy { !$0.data.isEmpty && !$0.metadata.isEmpty })
+        XCTAssertEqual(data.count, 5, "an unknown position is simply absent")
+        for event in full.events { XCTAssertEqual(data[event.position.position], event.data) }
+    }
 }
