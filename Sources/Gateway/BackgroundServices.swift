@@ -49,13 +49,22 @@ struct WalkExpiryService: Service {
 /// channel's notifications to its handler (`NotificationListener`): appends of other processes,
 /// signed-out sessions (`SessionStore.revocations`), erased data keys (`DataKeys.erasures`),
 /// chat read markers and typing (`ChatController.signals`).
+///
+/// Its checks are recorded in `confirmation`: the session cache trusts entries beyond a second
+/// only while they are recent.
 struct ListenerService: Service {
     let connectionString: String
     let handlers: [String: NotificationListener.Handler]
+    let confirmation: ListenerConfirmation
     let logger: Logger
 
     func run() async throws {
-        let listener = NotificationListener(connectionString: connectionString, handlers: handlers, logger: logger)
+        let listener = NotificationListener(
+            connectionString: connectionString,
+            handlers: handlers,
+            confirmation: confirmation,
+            logger: logger
+        )
         listener.start()
         try? await gracefulShutdown()
         listener.stop()

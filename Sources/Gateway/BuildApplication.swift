@@ -186,7 +186,14 @@ public func buildApplication(
     backgroundServices.append(NotificationFeedService(feed: services.feed))
     // Chat read markers and typing reach this process's live streams.
     listening[ChatController.signals] = ChatSignals.handler(feed: services.feed)
-    backgroundServices.append(ListenerService(connectionString: configuration.databaseURL, handlers: listening, logger: logger))
+    backgroundServices.append(
+        ListenerService(
+            connectionString: configuration.databaseURL,
+            handlers: listening,
+            confirmation: sessionCache.revocationsConfirmed,
+            logger: logger
+        )
+    )
     if background.contains(.idempotencyPurge) {
         backgroundServices.append(IdempotencyPurgeService(store: services.idempotency, sessions: services.sessions, logger: logger))
     }

@@ -1,53 +1,106 @@
 import Foundation
 import PersonalData
+import Postgres
 import Synchronization
 
 /// Recently confirmed sessions by token hash, shared by all requests of a process.
 ///
-/// Keyed by the SHA-256 of the token (never the token itself), filled only after the database
-/// confirmed the hash, and trusted for `maxAge` at most: a session revoked on another process
-/// whose announcement was lost stops working here within that time. Bounded by two generations
-/// (`GenerationalMap`): sessions in use stay while a burst of sign-ups passes through, and a
-/// dropped generation is freed off the lock. A miss only costs one query.
+/// Keyed by the SHA-256 of the token (never the token itself) and filled only after the database
+/// confirmed the hash. Every announced revocation empties it (`forgetAll`, from the process's
+/// listener), so an entry is trusted while announcements are known to arrive: for `maxAge`
+/// after it was loaded, and beyond that as long as the listener's latest check
+/// (`ListenerConfirmation`) is younger than `maxAge`, since every revocation announced before
+/// that check has emptied the cache. A listener that stops confirming (its connection hangs or
+/// drops) leaves entries `maxAge` at most: a session revoked on another process stops working
+/// here within `maxAge` either way. Without that confirmation every request of a user who had
+/// not been seen in the last second read the session again (every mate acceptance of
+/// `scripts/bench-http`, and most requests of a phone app).
+///
+/// Bounded by two generations (`GenerationalMap`): sessions in use stay while a burst of
+/// sign-ups passes through, and a dropped generation is freed off the lock. A miss only costs
+/// one query.
 final class SessionCache: Sendable {
     private struct Entry {
         var caller: Caller
         var loaded: ContinuousClock.Instant
+        /// When the session's `last_seen_at` is next due to move (`SessionStore.lastSeenStep`
+        /// after it last moved): an entry may serve for longer than that.
+        var lastSeenDue: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: GenerationalMap<Data, Entry>
+        /// Moves at every `forgetAll`: a session read before it is not remembered after it (its
+        /// revocation may be what emptied the cache).
+        var generation: UInt64 = 0
     }
 
     private let maxAge: Duration
-    private let entries: Mutex<GenerationalMap<Data, Entry>>
+    /// How often a session's `last_seen_at` moves while it is in use.
+    private let lastSeenStep: Duration
+    private let state: Mutex<State>
+    /// The revocations listener's checks (`ListenerConfirmation`); entries older than `maxAge`
+    /// are trusted only while its latest check is younger than that.
+    let revocationsConfirmed: ListenerConfirmation
 
     /// Holds at most `capacity` sessions.
-    init(capacity: Int, maxAge: Duration) {
+    init(
+        capacity: Int,
+        maxAge: Duration,
+        lastSeenStep: Duration = .seconds(60),
+        revocationsConfirmed: ListenerConfirmation = ListenerConfirmation()
+    ) {
         self.maxAge = maxAge
-        self.entries = Mutex(GenerationalMap(capacity: max(1, capacity / 2)))
+        self.lastSeenStep = lastSeenStep
+        self.state = Mutex(State(entries: GenerationalMap(capacity: max(1, capacity / 2))))
+        self.revocationsConfirmed = revocationsConfirmed
     }
 
-    func caller(for hash: Data) -> Caller? {
+    /// The cached caller of `hash`, if it may still be trusted, and whether its `last_seen_at`
+    /// is due to move now (then the next move is due `lastSeenStep` later).
+    func caller(for hash: Data) -> (caller: Caller, lastSeenDue: Bool)? {
         let now = ContinuousClock.now
-        return entries.withLock { entries in
-            guard let entry = entries.value(for: hash) else { return nil }
-            guard now - entry.loaded < maxAge else {
-                entries.removeValue(for: hash)
+        let confirmed = revocationsConfirmed.confirmedAt.map { now - $0 < maxAge } ?? false
+        return state.withLock { state in
+            guard var entry = state.entries.value(for: hash) else { return nil }
+            guard confirmed || now - entry.loaded < maxAge else {
+                state.entries.removeValue(for: hash)
                 return nil
             }
-            return entry.caller
+            guard now >= entry.lastSeenDue else { return (entry.caller, false) }
+            entry.lastSeenDue = now + lastSeenStep
+            state.entries.set(entry, for: hash)
+            return (entry.caller, true)
         }
     }
 
-    func remember(_ hash: Data, _ caller: Caller) {
-        let entry = Entry(caller: caller, loaded: .now)
-        entries.withLock { $0.set(entry, for: hash) }
+    /// The generation to pass to `remember` for a session about to be read.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Remembers `caller`, read from the database after `generation` was taken, unless the cache
+    /// was emptied since; its `last_seen_at` is next due to move after `lastSeenIn`.
+    func remember(_ hash: Data, _ caller: Caller, readIn generation: UInt64, lastSeenIn: Duration) {
+        let now = ContinuousClock.now
+        let entry = Entry(caller: caller, loaded: now, lastSeenDue: now + lastSeenIn)
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            state.entries.set(entry, for: hash)
+        }
     }
 
     /// Forgets every cached session of `user`.
     func forget(user: UUID) {
-        entries.withLock { entries in entries.filter { $0.caller.user != user } }
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries.filter { $0.caller.user != user }
+        }
     }
 
     /// Forgets everything (a revocation was announced, or the listener reconnected).
     func forgetAll() {
-        entries.withLock { $0.removeAll() }
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries.removeAll()
+        }
     }
 }

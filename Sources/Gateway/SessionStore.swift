@@ -21,8 +21,9 @@ public struct Caller: Sendable, Equatable {
 ///
 /// Revocation reaches every process within a second: a signed-out session's hash is announced
 /// with `NOTIFY sniffmeet_sessions` in the transaction that deletes it, and every process
-/// listening forgets its cached sessions at once (`ListenerService`); a cached
-/// session is trusted for at most a second even when no announcement arrives.
+/// listening forgets its cached sessions at once (`ListenerService`); a cached session is
+/// trusted for at most a second unless the listener has shown within the last second that no
+/// announcement is still on its way (`SessionCache`).
 public struct SessionStore: Sendable {
     /// The NOTIFY channel of revocations (payload: the token hash in hex).
     public static let revocations = "sniffmeet_sessions"
@@ -33,7 +34,7 @@ public struct SessionStore: Sendable {
 
     let pool: ConnectionPool
     let gate: DatabaseGate
-    let cache = SessionCache(capacity: 10_000, maxAge: .seconds(1))
+    let cache = SessionCache(capacity: 10_000, maxAge: .seconds(1), lastSeenStep: .seconds(SessionStore.lastSeenStep))
     /// Where `last_seen_at` moves wait to be written.
     private let lastSeen: LastSeenMoves
     private let devices: DeviceTokenSeal
@@ -80,25 +81,31 @@ public struct SessionStore: Sendable {
     /// The caller a bearer token belongs to, or `nil`.
     ///
     /// The row is found by the hash (an index lookup that reveals nothing about the token); a
-    /// cached answer is at most a second old.
+    /// cached answer is at most a second old, or younger than the listener's latest check.
     public func caller(for token: String) async throws -> Caller? {
         // A token is 43 characters; anything far off is not worth a database round trip.
         guard (20...100).contains(token.utf8.count) else { return nil }
         let digest = Self.digest(token)
-        if let cached = cache.caller(for: digest) { return cached }
-        let found = try await gate.withConnection(pool) { connection -> (caller: Caller, due: Bool)? in
+        if let cached = cache.caller(for: digest) {
+            if cached.lastSeenDue { lastSeen.seen(cached.caller.session) }
+            return cached.caller
+        }
+        let generation = cache.generation
+        let found = try await gate.withConnection(pool) { connection -> (caller: Caller, seenAgo: Double)? in
             guard
                 let row = try connection.execute(
-                    "SELECT session_id, user_id, last_seen_at < now() - interval '1 minute' FROM sessions WHERE token_hash = $1",
+                    "SELECT session_id, user_id, extract(epoch FROM now() - last_seen_at)::float8 FROM sessions WHERE token_hash = $1",
                     [digest],
                     prepared: true
                 ).first
             else { return nil }
-            return (Caller(user: try row.uuid(1), session: try row.uuid(0)), try row.bool(2))
+            return (Caller(user: try row.uuid(1), session: try row.uuid(0)), try row.double(2))
         }
         guard let found else { return nil }
-        if found.due { lastSeen.seen(found.caller.session) }
-        cache.remember(digest, found.caller)
+        let due = found.seenAgo >= Self.lastSeenStep
+        if due { lastSeen.seen(found.caller.session) }
+        let nextMove = due ? Self.lastSeenStep : Self.lastSeenStep - found.seenAgo
+        cache.remember(digest, found.caller, readIn: generation, lastSeenIn: .milliseconds(Int64(nextMove * 1000)))
         return found.caller
     }
 

@@ -22,9 +22,10 @@ public struct EventSealer: Sendable {
     private let nicknameStreams: HMAC<SHA256>
     /// Events this process appended, by event id, as the domain decided them: the projectors
     /// of the same process read them back moments later, and opening and decoding them again
-    /// was a tenth of the server's CPU per SendWalk (`perf record`). Bounded; emptied when full
-    /// and whenever a key is erased.
-    private let appended = AppendedEvents(capacity: 4096)
+    /// was a tenth of the server's CPU per SendWalk (`perf record`). Bounded (two generations of
+    /// 16,384: a sign-up flood's projectors lag by thousands of events, and those pushed out are
+    /// read from the log again); emptied whenever a key is erased.
+    private let appended = AppendedEvents(capacity: 32_768)
 
     /// `secret` is the server's master key.
     public init(secret: SymmetricKey) {

@@ -17,12 +17,24 @@ public final class NotificationListener: Sendable {
     private let handlers: [String: Handler]
     private let logger: Logger
     private let stopped = Atomic<Bool>(false)
+    /// Where each completed check is recorded (`checkInterval`), if anyone asks.
+    private let confirmation: ListenerConfirmation?
+    /// How often a check runs while connected.
+    static let checkInterval: Duration = .milliseconds(200)
 
-    /// Listens on every channel of `handlers` on one connection.
-    public init(connectionString: String, handlers: [String: Handler], logger: Logger = Logger(label: "sniffmeet.listen")) {
+    /// Listens on every channel of `handlers` on one connection; with `confirmation`, checks the
+    /// connection every `checkInterval` and records each check there once the notifications it
+    /// flushed are handled.
+    public init(
+        connectionString: String,
+        handlers: [String: Handler],
+        confirmation: ListenerConfirmation? = nil,
+        logger: Logger = Logger(label: "sniffmeet.listen")
+    ) {
         precondition(!handlers.isEmpty, "a listener needs a channel")
         self.connectionString = connectionString
         self.handlers = handlers
+        self.confirmation = confirmation
         self.logger = logger
     }
 
@@ -51,18 +63,26 @@ public final class NotificationListener: Sendable {
         var backoff: Duration = .milliseconds(50)
         while !stopped.load(ordering: .relaxed) {
             do {
+                confirmation?.withdraw()
                 let connection = try Connection(connectionString: connectionString)
                 for channel in handlers.keys.sorted() { try connection.listen(channel) }
                 backoff = .milliseconds(50)
                 for handler in handlers.values { handler([]) }
+                var lastCheck = ContinuousClock.now - Self.checkInterval
                 while !stopped.load(ordering: .relaxed) {
-                    let received = try connection.waitForNotifications(timeout: .milliseconds(200))
-                    guard !received.isEmpty else { continue }
-                    var batches: [String: [String]] = [:]
-                    for notification in received { batches[notification.channel, default: []].append(notification.payload) }
-                    for (channel, payloads) in batches { handlers[channel]?(payloads) }
+                    if let confirmation, ContinuousClock.now - lastCheck >= Self.checkInterval {
+                        // A round trip: every notification committed before it arrives ahead of
+                        // its answer, and is handled before the check counts.
+                        let start = ContinuousClock.now
+                        try connection.execute("SELECT 1")
+                        hand(try connection.waitForNotifications(timeout: .zero))
+                        confirmation.confirm(start)
+                        lastCheck = start
+                    }
+                    hand(try connection.waitForNotifications(timeout: confirmation == nil ? .milliseconds(200) : Self.checkInterval))
                 }
             } catch {
+                confirmation?.withdraw()
                 if stopped.load(ordering: .relaxed) { break }
                 let channels = handlers.keys.sorted().joined(separator: ",")
                 logger.warning("listener for \(channels) lost its connection; reconnecting", metadata: ["error": "\(error)"])
@@ -70,5 +90,14 @@ public final class NotificationListener: Sendable {
                 backoff = min(backoff * 2, .seconds(2))
             }
         }
+        confirmation?.withdraw()
+    }
+
+    /// Hands each channel's payloads of `received` to its handler.
+    private func hand(_ received: [Connection.Notification]) {
+        guard !received.isEmpty else { return }
+        var batches: [String: [String]] = [:]
+        for notification in received { batches[notification.channel, default: []].append(notification.payload) }
+        for (channel, payloads) in batches { handlers[channel]?(payloads) }
     }
 }

@@ -62,6 +62,36 @@ final class NotificationListenerTests: XCTestCase {
         await pool.close()
     }
 
+    /// With a confirmation, the listener checks its connection every `checkInterval` and records
+    /// each check only after handling what arrived before it: a notification committed before a
+    /// check began has reached its handler once that check is recorded. Stopping withdraws it.
+    func testAConfirmedCheckFollowsEveryNotificationSentBeforeIt() async throws {
+        let connectionString = try TestDatabase.create("listen_confirm")
+        let seen = Mutex<[String]>([])
+        let confirmation = ListenerConfirmation()
+        let listener = NotificationListener(
+            connectionString: connectionString,
+            handlers: ["chan_confirm": { payloads in seen.withLock { $0 += payloads } }],
+            confirmation: confirmation
+        )
+        XCTAssertNil(confirmation.confirmedAt, "nothing is confirmed before the first check")
+        listener.start()
+        try await eventually { confirmation.confirmedAt != nil }
+        let connection = try Connection(connectionString: connectionString)
+        for round in 0..<20 {
+            try connection.execute("SELECT pg_notify('chan_confirm', $1)", ["n\(round)"])
+            let sent = ContinuousClock.now
+            // The first check that began after the commit, and what the handler had by then.
+            try await eventually { (confirmation.confirmedAt.map { $0 > sent }) ?? false }
+            XCTAssertTrue(seen.withLock { $0.contains("n\(round)") }, "round \(round): confirmed before its notification was handled")
+        }
+        // Checks keep coming while connected (every 200 ms).
+        let before = confirmation.confirmedAt!
+        try await eventually { confirmation.confirmedAt! > before + .milliseconds(100) }
+        listener.stop()
+        try await eventually { confirmation.confirmedAt == nil }
+    }
+
     private func eventually(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) async throws {
         let deadline = ContinuousClock.now + .seconds(5)
         while !condition() {
