@@ -21,6 +21,9 @@ public final class NotificationListener: Sendable {
     private let confirmation: ListenerConfirmation?
     /// How often a check runs while connected.
     static let checkInterval: Duration = .milliseconds(200)
+    /// The check's round trip; a listener's backend shows it (or its last `LISTEN`) as its query
+    /// in `pg_stat_activity`.
+    public static let checkSQL = "SELECT 'listener check'"
 
     /// Listens on every channel of `handlers` on one connection; with `confirmation`, checks the
     /// connection every `checkInterval` and records each check there once the notifications it
@@ -74,7 +77,7 @@ public final class NotificationListener: Sendable {
                         // A round trip: every notification committed before it arrives ahead of
                         // its answer, and is handled before the check counts.
                         let start = ContinuousClock.now
-                        try connection.execute("SELECT 1")
+                        try connection.execute(Self.checkSQL)
                         hand(try connection.waitForNotifications(timeout: .zero))
                         confirmation.confirm(start)
                         lastCheck = start

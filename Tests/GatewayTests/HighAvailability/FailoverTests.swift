@@ -81,7 +81,10 @@ final class FailoverTests: XCTestCase {
             var listening = 0
             var locks = 0
             for _ in 0..<100 {
-                listening = try newPrimary.execute("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").first!.int(0)
+                listening = try newPrimary.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE (query LIKE 'LISTEN %' OR query = $1)",
+                    [NotificationListener.checkSQL]
+                ).first!.int(0)
                 locks = try newPrimary.execute(
                     "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::oid",
                     [ProjectionRunner.lockClass]
