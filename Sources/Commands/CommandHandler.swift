@@ -272,7 +272,10 @@ public struct CommandHandler: Sendable {
                         // with the events, all or nothing.
                         guardedWrites: guarded,
                         guardedRows: try sealer.guardedRows(for: events, fresh: fresh, keys: keys, eventIDs: eventIDs)
-                            + sideWrites(eventIDs[0])
+                            + sideWrites(eventIDs[0]),
+                        // This process's projectors read these events back moments later: no need
+                        // to open them again.
+                        committed: { [sealer] appended in sealer.remember(zip(appended.eventIDs, events)) }
                     )
                 )
             } catch EventLogError.versionConflict(let stream, _) {
@@ -301,8 +304,6 @@ public struct CommandHandler: Sendable {
             requestPairs.remember(decision.events)
             if decision.consumesDropToken, let dropToken { issuedDropTokens.spent(hash: dropToken) }
             sealer.remember(fresh)
-            // This process's projectors read these events back moments later: no need to open them again.
-            sealer.remember(zip(EventLog.eventIDs(commandID: metadata.commandID, events: appending), decision.events.map(\.event)))
             let readKeys = try await sealer.keys(for: result.reads.values.joined(), pool: log.pool)
             for (stream, known) in cards {
                 let events = result.reads[stream.rawValue] ?? []

@@ -18,6 +18,12 @@ public struct AppendRequest: Sendable {
     /// Rows of other tables that commit with the events, each guarded by its event; a batch's
     /// rows of one table are written by one statement.
     public var guardedRows: [GuardedRow]
+    /// Called on the committing thread once the events are committed (not for a replay),
+    /// before any append of the batch is answered and so before anyone announces them: the
+    /// place to remember what this process's projectors will read back (`EventSealer.remember`).
+    /// Remembering after the answer raced the projectors, which the first answer's announcement
+    /// woke to read every event of the batch (under sign-ups a page in three missed some).
+    public var committed: (@Sendable (AppendResult) -> Void)?
 
     public init(
         commandID: UUID?,
@@ -25,7 +31,8 @@ public struct AppendRequest: Sendable {
         events: [NewEvent],
         reads: [String: Int64] = [:],
         guardedWrites: [Connection.Statement] = [],
-        guardedRows: [GuardedRow] = []
+        guardedRows: [GuardedRow] = [],
+        committed: (@Sendable (AppendResult) -> Void)? = nil
     ) {
         self.commandID = commandID
         self.expectations = expectations
@@ -33,6 +40,7 @@ public struct AppendRequest: Sendable {
         self.reads = reads
         self.guardedWrites = guardedWrites
         self.guardedRows = guardedRows
+        self.committed = committed
     }
 }
 
@@ -67,12 +75,20 @@ final class GroupCommit: Sendable {
         var reads: [String: Int64]
         var guarded: [Connection.Statement]
         var rows: [GuardedRow]
+        var committed: (@Sendable (AppendResult) -> Void)?
         var continuation: CheckedContinuation<GroupAppendResult, any Error>
 
         /// Runs the append on its own (`GroupCommit.alone`) and answers it.
         func answerAlone(on connection: Connection) {
             let guarded = guarded + GuardedTable.statements(for: rows)
-            continuation.resume(with: Result { try GroupCommit.alone(plan, reads: reads, guarded: guarded, on: connection) })
+            let result = Result { try GroupCommit.alone(plan, reads: reads, guarded: guarded, on: connection) }
+            if case .success(let outcome) = result { tellCommitted(outcome) }
+            continuation.resume(with: result)
+        }
+
+        /// `AppendRequest.committed`, unless the append was a replay.
+        func tellCommitted(_ outcome: GroupAppendResult) {
+            if !outcome.appended.replayed { committed?(outcome.appended) }
         }
     }
 
@@ -122,6 +138,7 @@ final class GroupCommit: Sendable {
                 reads: request.reads,
                 guarded: request.guardedWrites,
                 rows: request.guardedRows,
+                committed: request.committed,
                 continuation: continuation
             )
             let starts = state.withLock { state -> Bool in
@@ -185,6 +202,10 @@ final class GroupCommit: Sendable {
             // outcome is unknown (connection lost, the wait for the standby cut). Run alone, each
             // append finds its events or writes them; found ones wait for the standby first.
             outcomes = Array(repeating: nil, count: batch.count)
+        }
+        // Everything the batch committed is told before anyone is answered (and announces).
+        for (waiting, outcome) in zip(batch, outcomes) {
+            if let outcome { waiting.tellCommitted(outcome) }
         }
         var unanswered: [Waiting] = []
         for (waiting, outcome) in zip(batch, outcomes) {

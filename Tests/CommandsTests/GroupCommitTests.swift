@@ -3,6 +3,7 @@ import Domain
 import EventLog
 import Foundation
 import Postgres
+import Synchronization
 import XCTest
 
 /// Commands raced through the log's group commit: those that break a rule or lose a race write
@@ -218,6 +219,49 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(Set(messages), winners)
         XCTAssertEqual(Set(users), winners)
         XCTAssertLessThan(transactions, winners.count, "some batch wrote the rows of several appends")
+    }
+
+    /// `committed` is told of exactly the appends that committed, with their stored ids, by the
+    /// time each is answered; not of a refused one, nor of a replay of an id already appended.
+    func testCommittedIsToldOfEveryCommittedAppendBeforeItIsAnswered() async throws {
+        let (handler, pool) = try makeHandler("group-commit-told", pool: 8)
+        defer { Task { await pool.close() } }
+        let log = handler.log
+        let told = Mutex<[UUID: [UUID]]>([:])
+        let answeredUntold = Mutex(0)
+        let commandIDs = Mutex<[UUID: UUID]>([:])
+        let outcomes = try await Self.raceOnOneStream(log) { stream, commandID, marker in
+            commandIDs.withLock { $0[marker] = commandID }
+            return AppendRequest(
+                commandID: commandID,
+                expectations: [stream: .noStream],
+                events: [NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))],
+                committed: { appended in told.withLock { $0[marker] = appended.eventIDs } }
+            )
+        }
+        for (marker, written) in outcomes {
+            let ids = told.withLock { $0[marker] }
+            if written {
+                let commandID = commandIDs.withLock { $0[marker]! }
+                XCTAssertEqual(ids, EventLog.eventIDs(commandID: commandID, count: 1), "told with the stored ids")
+            } else {
+                XCTAssertNil(ids, "a refused append is not told")
+            }
+        }
+        XCTAssertEqual(told.withLock { $0.count }, 21)
+        // A replay of a committed command id: answered with the first run's ids, not told.
+        let (marker, commandID) = commandIDs.withLock { $0.first { outcomes[$0.key] == true }! }
+        let replay = try await log.append(
+            AppendRequest(
+                commandID: commandID,
+                expectations: ["replayed": .any],
+                events: [NewEvent(stream: "replayed", type: "thing_happened", data: Data("{}".utf8))],
+                committed: { _ in answeredUntold.withLock { $0 += 1 } }
+            )
+        )
+        XCTAssertTrue(replay.appended.replayed)
+        XCTAssertEqual(replay.appended.eventIDs, told.withLock { $0[marker] })
+        XCTAssertEqual(answeredUntold.withLock { $0 }, 0)
     }
 
     /// 40 appends at once, every other one to the stream "contested" (one wins it), the rest each
