@@ -6,7 +6,7 @@ import Synchronization
 /// Recently confirmed sessions by token hash, shared by all requests of a process.
 ///
 /// Keyed by the SHA-256 of the token (never the token itself) and filled only after the database
-/// confirmed the hash. Every announced revocation empties it (`forgetAll`, from the process's
+/// confirmed the hash, or once this process's sign-up that opened the session committed. Every announced revocation empties it (`forgetAll`, from the process's
 /// listener), so an entry is trusted while announcements are known to arrive: for `maxAge`
 /// after it was loaded, and beyond that as long as the listener's latest check
 /// (`ListenerConfirmation`) is younger than `maxAge`, since every revocation announced before

@@ -34,7 +34,7 @@ public struct SessionStore: Sendable {
 
     let pool: ConnectionPool
     let gate: DatabaseGate
-    let cache = SessionCache(capacity: 10_000, maxAge: .seconds(1), lastSeenStep: .seconds(SessionStore.lastSeenStep))
+    let cache = SessionCache(capacity: 100_000, maxAge: .seconds(1), lastSeenStep: .seconds(SessionStore.lastSeenStep))
     /// Where `last_seen_at` moves wait to be written.
     private let lastSeen: LastSeenMoves
     private let devices: DeviceTokenSeal
@@ -65,11 +65,18 @@ public struct SessionStore: Sendable {
         )
     }
 
-    /// The guarded row (`AppendRequest.guardedRows`) that opens a session for `user` with
+    /// The guarded row (`AppendRequest.guardedRows`) that opens `session` for `user` with
     /// `token` in the sign-up's append, whose first event is `eventID`, and only if that append
     /// wrote: a refused sign-up opens no session.
-    static func opening(_ token: String, for user: UUID, withEvent eventID: UUID) -> GuardedRow {
-        GuardedRow(openingTable, appended: eventID, values: [UUID.random(), digest(token), user])
+    static func opening(_ token: String, session: UUID, for user: UUID, withEvent eventID: UUID) -> GuardedRow {
+        GuardedRow(openingTable, appended: eventID, values: [session, digest(token), user])
+    }
+
+    /// Caches a session this process just opened (its append committed): a new user's next
+    /// requests, moments later, need not read it. `generation` is the cache's
+    /// (`SessionCache.generation`) from before the session was written.
+    func opened(_ token: String, as caller: Caller, readIn generation: UInt64) {
+        cache.remember(Self.digest(token), caller, readIn: generation, lastSeenIn: .seconds(Self.lastSeenStep))
     }
 
     /// The sessions' table as sign-ups write it.

@@ -41,10 +41,12 @@ struct UsersController {
         guard profile.profileImage == nil else { throw APIError.notMyPhoto }
         let userID = UUID.random()
         let token = SecretToken.generate()
+        let session = UUID.random()
+        let cacheGeneration = services.sessions.cache.generation
         let outcome = try await runner.run(
             .registerUser(userID: userID, profile: profile),
             try context.command,
-            sideWrites: { eventID in [SessionStore.opening(token, for: userID, withEvent: eventID)] }
+            sideWrites: { eventID in [SessionStore.opening(token, session: session, for: userID, withEvent: eventID)] }
         )
         // A replayed sign-up (same key, its stored answer lost in a crash) cannot hand out the
         // token again: it was only ever shown once.
@@ -53,6 +55,7 @@ struct UsersController {
         else {
             throw CommandRefusal(.alreadyRegistered)
         }
+        services.sessions.opened(token, as: Caller(user: userID, session: session), readIn: cacheGeneration)
         let json = SignedUpJSON(
             userID: userID,
             token: token,

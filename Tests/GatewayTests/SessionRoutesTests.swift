@@ -41,6 +41,23 @@ final class SessionRoutesTests: XCTestCase {
         }
     }
 
+    /// A sign-up caches the session it opened: the new user's next requests are answered from
+    /// the cache (here shown by a row removed behind the server's back, without the announcement
+    /// every real revocation makes), until an announcement empties it.
+    func testASignUpCachesTheSessionItOpened() async throws {
+        try await GatewayFixture("sessions_signup_cached").run { client in
+            // The process's listener connects first (a connect empties the cache).
+            try await Task.sleep(for: .milliseconds(500))
+            let mia = try await client.signUp("Mia", dog: "Bori")
+            _ = try client.sql("DELETE FROM sessions WHERE user_id = $1::uuid", [mia.id])
+            let cached = try await client.send(.get, "/v1/me/mates", token: mia.token)
+            XCTAssertEqual(cached.status, 200, "answered from the cache the sign-up filled")
+            try await Self.emptySessionCache(client)
+            let read = try await client.send(.get, "/v1/me/mates", token: mia.token)
+            XCTAssertEqual(read.status, 401, "read again once emptied: the session is gone")
+        }
+    }
+
     /// Announces a revocation of no session: every process empties its session cache.
     private static func emptySessionCache(_ client: GatewayFixture.Client) async throws {
         _ = try client.sql("SELECT pg_notify('\(SessionStore.revocations)', 'none')")
