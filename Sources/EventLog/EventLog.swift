@@ -148,7 +148,7 @@ public struct EventLog: Sendable {
             Connection.Statement(bodies ? feedPageSQL : feedHeadsSQL, after + [limit], prepared: true),
             Connection.Statement(pendingBeyondHorizonSQL, after, prepared: true),
         ])
-        let events = try results[0].rows.map(bodies ? decodeEvent : decodeHead)
+        let events = try results[0].rows.map { try decodeEvent($0, bodies: bodies) }
         let pending = try results[1].first!.bool(0)
         return FeedPage(events: events, full: events.count == limit, pendingBeyondHorizon: pending)
     }
@@ -187,29 +187,19 @@ public struct EventLog: Sendable {
         return data
     }
 
-    static func decodeHead(_ row: Row) throws -> RecordedEvent {
-        RecordedEvent(
-            position: LogPosition(transactionID: try row.uint64(0), position: try row.int64(1)),
-            stream: try row.string(2),
-            version: try row.int64(3),
-            id: try row.uuid(4),
-            type: try row.string(5),
-            data: Data(),
-            metadata: Data(),
-            recordedAt: try row.date(6)
-        )
-    }
+    public static func decodeEvent(_ row: Row) throws -> RecordedEvent { try decodeEvent(row, bodies: true) }
 
-    public static func decodeEvent(_ row: Row) throws -> RecordedEvent {
+    /// A row of `columns`, or of `headColumns` without `bodies` (then `data` and `metadata` are empty).
+    static func decodeEvent(_ row: Row, bodies: Bool) throws -> RecordedEvent {
         RecordedEvent(
             position: LogPosition(transactionID: try row.uint64(0), position: try row.int64(1)),
             stream: try row.string(2),
             version: try row.int64(3),
             id: try row.uuid(4),
             type: try row.string(5),
-            data: try row.json(6),
-            metadata: try row.json(7),
-            recordedAt: try row.date(8)
+            data: bodies ? try row.json(6) : Data(),
+            metadata: bodies ? try row.json(7) : Data(),
+            recordedAt: try row.date(bodies ? 8 : 6)
         )
     }
 }
