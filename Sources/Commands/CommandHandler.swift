@@ -273,9 +273,12 @@ public struct CommandHandler: Sendable {
                         guardedWrites: guarded,
                         guardedRows: try sealer.guardedRows(for: events, fresh: fresh, keys: keys, eventIDs: eventIDs)
                             + sideWrites(eventIDs[0]),
-                        // This process's projectors read these events back moments later: no need
-                        // to open them again.
-                        committed: { [sealer] appended in sealer.remember(zip(appended.eventIDs, events)) }
+                        // The new keys, and the events this process's projectors read back moments
+                        // later (no need to open them again), known before anyone is answered.
+                        committed: { [sealer, fresh] appended in
+                            sealer.remember(fresh)
+                            sealer.remember(zip(appended.eventIDs, events))
+                        }
                     )
                 )
             } catch EventLogError.versionConflict(let stream, _) {
@@ -303,7 +306,6 @@ public struct CommandHandler: Sendable {
             for (stream, version) in versions { cache.remember(stream, version: version, state: states[stream]!) }
             requestPairs.remember(decision.events)
             if decision.consumesDropToken, let dropToken { issuedDropTokens.spent(hash: dropToken) }
-            sealer.remember(fresh)
             let readKeys = try await sealer.keys(for: result.reads.values.joined(), pool: log.pool)
             for (stream, known) in cards {
                 let events = result.reads[stream.rawValue] ?? []

@@ -6,8 +6,9 @@ import Synchronization
 /// Recently confirmed sessions by token hash, shared by all requests of a process.
 ///
 /// Keyed by the SHA-256 of the token (never the token itself) and filled only after the database
-/// confirmed the hash, or once this process's sign-up that opened the session committed. Every announced revocation empties it (`forgetAll`, from the process's
-/// listener), so an entry is trusted while announcements are known to arrive: for `maxAge`
+/// confirmed the hash, or once this process's sign-up that opened the session committed. Every
+/// announced revocation empties it (`forgetAll`, from the process's listener), so an entry is
+/// trusted while announcements are known to arrive: for `maxAge`
 /// after it was loaded, and beyond that as long as the listener's latest check
 /// (`ListenerConfirmation`) is younger than `maxAge`, since every revocation announced before
 /// that check has emptied the cache. A listener that stops confirming (its connection hangs or
@@ -78,10 +79,11 @@ final class SessionCache: Sendable {
     var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Remembers `caller`, read from the database after `generation` was taken, unless the cache
-    /// was emptied since; its `last_seen_at` is next due to move after `lastSeenIn`.
-    func remember(_ hash: Data, _ caller: Caller, readIn generation: UInt64, lastSeenIn: Duration) {
+    /// was emptied since; its `last_seen_at` is next due to move after `lastSeenIn` (by default
+    /// a whole step: it just moved).
+    func remember(_ hash: Data, _ caller: Caller, readIn generation: UInt64, lastSeenIn: Duration? = nil) {
         let now = ContinuousClock.now
-        let entry = Entry(caller: caller, loaded: now, lastSeenDue: now + lastSeenIn)
+        let entry = Entry(caller: caller, loaded: now, lastSeenDue: now + (lastSeenIn ?? lastSeenStep))
         state.withLock { state in
             guard state.generation == generation else { return }
             state.entries.set(entry, for: hash)

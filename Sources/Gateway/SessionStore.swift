@@ -72,11 +72,14 @@ public struct SessionStore: Sendable {
         GuardedRow(openingTable, appended: eventID, values: [session, digest(token), user])
     }
 
+    /// The session cache's generation, to take before opening a session (`opened(_:as:readIn:)`).
+    var cacheGeneration: UInt64 { cache.generation }
+
     /// Caches a session this process just opened (its append committed): a new user's next
-    /// requests, moments later, need not read it. `generation` is the cache's
-    /// (`SessionCache.generation`) from before the session was written.
+    /// requests, moments later, need not read it. `generation` is `cacheGeneration` from before
+    /// the session was written.
     func opened(_ token: String, as caller: Caller, readIn generation: UInt64) {
-        cache.remember(Self.digest(token), caller, readIn: generation, lastSeenIn: .seconds(Self.lastSeenStep))
+        cache.remember(Self.digest(token), caller, readIn: generation)
     }
 
     /// The sessions' table as sign-ups write it.
@@ -112,7 +115,7 @@ public struct SessionStore: Sendable {
         let due = found.seenAgo >= Self.lastSeenStep
         if due { lastSeen.seen(found.caller.session) }
         let nextMove = due ? Self.lastSeenStep : Self.lastSeenStep - found.seenAgo
-        cache.remember(digest, found.caller, readIn: generation, lastSeenIn: .milliseconds(Int64(nextMove * 1000)))
+        cache.remember(digest, found.caller, readIn: generation, lastSeenIn: .seconds(nextMove))
         return found.caller
     }
 

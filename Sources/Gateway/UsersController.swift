@@ -42,7 +42,7 @@ struct UsersController {
         let userID = UUID.random()
         let token = SecretToken.generate()
         let session = UUID.random()
-        let cacheGeneration = services.sessions.cache.generation
+        let cacheGeneration = services.sessions.cacheGeneration
         let outcome = try await runner.run(
             .registerUser(userID: userID, profile: profile),
             try context.command,
