@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Postgres
 
@@ -80,5 +81,35 @@ public enum WalksQueries {
         now: Date
     ) -> Query<[WalkRow]> {
         Query(walksSQL, [user, direction, status, after?.micros, after?.id, limit, now]) { try $0.rows.map(WalkRow.init) }
+    }
+
+    static let requestedSQL = """
+        SELECT walk_id, from_user, to_user, message, latitude, longitude, place_name, created_at, expires_at
+        FROM walks
+        WHERE walk_id = ANY($1::uuid[]) AND from_user IS NOT NULL AND to_user IS NOT NULL AND message IS NOT NULL
+          AND latitude IS NOT NULL AND longitude IS NOT NULL AND created_at IS NOT NULL AND expires_at IS NOT NULL
+        """
+
+    /// The requests of those of `walkIDs` this read model holds, as they were sent (a request's
+    /// message and place never change; an erased sender's walks are gone from it), for another
+    /// projector that needs them: a primary-key probe each, where the log holds them sealed.
+    public static func requested(_ walkIDs: [UUID], on connection: Connection) throws -> [UUID: WalkRequested] {
+        var walks: [UUID: WalkRequested] = [:]
+        for row in try connection.execute(requestedSQL, [walkIDs], prepared: true).rows {
+            var reader = RowReader(row)
+            let walk = WalkRequested(
+                walkID: try reader.uuid(),
+                from: try reader.uuid(),
+                to: try reader.uuid(),
+                message: try reader.string(),
+                latitude: try reader.double(),
+                longitude: try reader.double(),
+                placeName: reader.optionalString(),
+                createdAt: try reader.date(),
+                expiresAt: try reader.date()
+            )
+            walks[walk.walkID] = walk
+        }
+        return walks
     }
 }
