@@ -49,6 +49,22 @@ final class LogfmtTests: XCTestCase {
         XCTAssertEqual(written.count, 1)
         XCTAssertTrue(written[0].hasSuffix(" info test served request_id=abc status=201\n"), written[0])
     }
+
+    func testAKeyGivenAgainIsWrittenOnceWithItsLastValue() {
+        let lines = Lines()
+        var logger = Logger(label: "test") { label in
+            LogfmtLogHandler(label: label, metadataProvider: Logger.MetadataProvider { ["b": "provided", "c": "provided"] }) { line in
+                lines.all.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
+            }
+        }
+        logger[metadataKey: "a"] = "handler"
+        logger[metadataKey: "b"] = "handler"
+        logger[metadataKey: "c"] = "handler"
+        logger.info("served", metadata: ["c": "event", "d": "event"])
+        let written = lines.all.withLock { $0 }
+        XCTAssertEqual(written.count, 1)
+        XCTAssertTrue(written[0].hasSuffix(" info test served a=handler b=provided c=event d=event\n"), written[0])
+    }
 }
 
 private final class Lines: Sendable {

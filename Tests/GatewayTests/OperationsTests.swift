@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import HTTPTypes
 import Logging
 import Synchronization
 import XCTest
@@ -80,13 +81,19 @@ final class OperationsTests: XCTestCase {
     func testMetricsCountRequestsByRouteAndStatus() async throws {
         try await GatewayFixture("metrics").run { client in
             _ = try await client.send(.get, "/healthz")
+            _ = try await client.send(.get, "/healthz")
             _ = try await client.send(.get, "/no/such/route")
+            // Made-up methods share one label: a client cannot grow the registry with them.
+            for made in ["BREW", "FETCHX", "Q1"] { _ = try await client.send(HTTPRequest.Method(made)!, "/healthz") }
             let user = try await client.signUp("metric")
             let metrics = try await client.send(.get, "/metrics")
             XCTAssertEqual(metrics.status, 200)
             XCTAssertTrue(metrics.header("Content-Type")?.hasPrefix("text/plain") ?? false)
             let text = metrics.text
-            XCTAssertTrue(text.contains(#"sniffmeet_http_requests_total{method="GET",route="/healthz",status="200"} 1"#), text)
+            XCTAssertTrue(text.contains(#"sniffmeet_http_requests_total{method="GET",route="/healthz",status="200"} 2"#), text)
+            XCTAssertTrue(text.contains(#"sniffmeet_http_requests_total{method="other",route="#), text)
+            XCTAssertFalse(text.contains("BREW"), text)
+            XCTAssertFalse(text.contains("FETCHX"), text)
             XCTAssertTrue(text.contains(#"status="404""#), text)
             XCTAssertTrue(text.contains("sniffmeet_http_request_duration_seconds_bucket"), text)
             XCTAssertTrue(text.contains(#"sniffmeet_events_appended_total{command="RegisterUser"} 2"#), text)
