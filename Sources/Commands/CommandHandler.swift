@@ -24,9 +24,9 @@ import UUIDText
 /// many senders, lets one append per round trip through; the rest must wait their turn).
 ///
 /// Commands that write another table atomically with their events go the same way: their writes
-/// are guarded rows and statements in the append's pipeline (`AppendRequest.guardedRows` and
-/// `guardedWrites`), which commit with their own append and write nothing when it does not (a
-/// sign-up's session row and data key, a mate request's spent drop token). Only deleting an
+/// are guarded rows in the append's pipeline (`AppendRequest.guardedRows`), which commit with
+/// their own append and write nothing when it does not (a sign-up's session row and data key, a
+/// mate request's spent drop token). Only deleting an
 /// account, unsending a message and the caller's own `inSameTransaction` writes still run inside
 /// one explicit transaction.
 public struct CommandHandler: Sendable {
@@ -254,7 +254,7 @@ public struct CommandHandler: Sendable {
                 let keys = try await sealer.keys(for: events, pool: log.pool, fresh: &fresh)
                 appending = try newEvents(decision, command: command, metadata: metadata, readVersions: loaded.versions, keys: keys)
                 let eventIDs = EventLog.eventIDs(commandID: metadata.commandID, events: appending)
-                var guarded: [Connection.Statement] = []
+                var guarded: [GuardedRow] = []
                 if decision.consumesDropToken, let dropToken {
                     // The decider accepts a request only with its token presented.
                     guard case .requestMate(_, _, _, let presented?) = command else {
@@ -270,9 +270,8 @@ public struct CommandHandler: Sendable {
                         reads: Dictionary(uniqueKeysWithValues: cards.map { ($0.key.rawValue, $0.value.version) }),
                         // A sent message's key, a new user's key, a session, a spent drop token: stored
                         // with the events, all or nothing.
-                        guardedWrites: guarded,
                         guardedRows: try sealer.guardedRows(for: events, fresh: fresh, keys: keys, eventIDs: eventIDs)
-                            + sideWrites(eventIDs[0]),
+                            + sideWrites(eventIDs[0]) + guarded,
                         // The new keys, and the events this process's projectors read back moments
                         // later (no need to open them again), known before anyone is answered.
                         committed: { [sealer, fresh] appended in

@@ -47,28 +47,37 @@ enum DropTokens {
             .affectedRows > 0
     }
 
-    /// The guarded write (`AppendRequest.guardedWrites`) that spends the token in the append of
-    /// the request's first event `eventID`, and only if that append wrote. The token must be as
-    /// the request was decided on (`presented`: its issuer and expiry, unspent); spent by another
+    /// The guarded row (`AppendRequest.guardedRows`) that spends the token in the append of the
+    /// request's first event `eventID`, and only if that append wrote. The token must be as the
+    /// request was decided on (`presented`: its issuer and expiry, unspent); spent by another
     /// request since it was read or issued (in the same batch, or one that committed meanwhile),
     /// deleted (its issuer's account with it) or changed, it fails the transaction
-    /// (`EventLog.guardFailed`): one token, one request, on the token as it is.
-    static func spending(hash: Data, as presented: PresentedDropToken, withEvent eventID: UUID) -> Connection.Statement {
-        Connection.Statement(spendingSQL, [eventID, hash, presented.issuedBy, presented.expiresAt], prepared: true)
+    /// (`EventLog.guardFailed`): one token, one request, on the token as it is. A batch's spends
+    /// are one statement (a statement per request was 22 µs of PostgreSQL per mate request).
+    static func spending(hash: Data, as presented: PresentedDropToken, withEvent eventID: UUID) -> GuardedRow {
+        GuardedRow(spendingTable, appended: eventID, values: [hash, presented.issuedBy, presented.expiresAt])
     }
 
-    /// Built once: it runs with every mate request.
-    private static let spendingSQL = """
-        WITH here AS (SELECT \(EventLog.appendedHere) AS wrote),
-        spent AS (
-            UPDATE drop_tokens SET used_at = now()
-            WHERE token_hash = $2::bytea AND user_id = $3::uuid AND expires_at = $4::timestamptz AND used_at IS NULL
-              AND (SELECT wrote FROM here)
-            RETURNING 1
-        )
-        SELECT CASE WHEN NOT (SELECT wrote FROM here) OR EXISTS (SELECT FROM spent) THEN true
-                    ELSE \(EventLog.guardFailed("drop token spent by a concurrent request, changed or gone")) END
-        """
+    /// Every token of the batch whose append wrote must be spent here, each by one request: two
+    /// requests of a batch presenting one token find one row to update between them.
+    private static let spendingTable = GuardedTable(
+        sql: """
+            WITH presented AS (
+                SELECT r.token_hash, r.user_id, r.expires_at
+                FROM unnest($1::uuid[], $2::bytea[], $3::uuid[], $4::timestamptz[]) AS r(appended, token_hash, user_id, expires_at)
+                WHERE EXISTS (SELECT 1 FROM events WHERE event_id = r.appended AND transaction_id = pg_current_xact_id())
+            ),
+            spent AS (
+                UPDATE drop_tokens d SET used_at = now()
+                FROM presented p
+                WHERE d.token_hash = p.token_hash AND d.user_id = p.user_id AND d.expires_at = p.expires_at AND d.used_at IS NULL
+                RETURNING 1
+            )
+            SELECT CASE WHEN (SELECT count(*) FROM spent) = (SELECT count(*) FROM presented) THEN true
+                        ELSE \(EventLog.guardFailed("drop token spent by a concurrent request, changed or gone")) END
+            """,
+        columns: 3
+    )
 
     /// Forgets every token `user` handed out (their account is being deleted).
     static func deleteAll(of user: UUID, on connection: Connection) throws {

@@ -47,6 +47,14 @@ public struct GuardedTable: Hashable, Sendable {
         self.columns = columns.count
     }
 
+    /// A statement of its own for a batch's rows: `sql` takes `$1`, the rows' events (each
+    /// row's write must happen only where `EventLog.appendedHere` holds for it), then one array
+    /// per column. For writes that are not plain inserts (spending drop tokens).
+    public init(sql: String, columns: Int) {
+        self.sql = sql
+        self.columns = columns
+    }
+
     /// One statement per table for `rows`, tables in a fixed order.
     static func statements(for rows: [GuardedRow]) -> [Connection.Statement] {
         Dictionary(grouping: rows, by: \.table).sorted { $0.key.sql < $1.key.sql }.map { table, rows in
