@@ -57,9 +57,9 @@ extension EventLog {
         }
     }
 
-    /// The condition of a guarded write (`AppendRequest.guardedWrites`): the event whose id is
-    /// `$1` was appended by this very transaction (so a write under it commits with the events,
-    /// and writes nothing when the append's condition failed).
+    /// The condition of a guarded write (`GuardedRow`): the event whose id is `$1` was appended
+    /// by this very transaction (so a write under it commits with the events, and writes nothing
+    /// when the append's condition failed).
     public static let appendedHere =
         "EXISTS (SELECT 1 FROM events WHERE event_id = $1::uuid AND transaction_id = pg_current_xact_id())"
 
@@ -357,7 +357,7 @@ struct AppendPlan {
 
     /// Runs the plan alone: locks and insert in one round trip. Outside a transaction the
     /// pipeline is one implicit transaction; inside the caller's, the locks last until its end.
-    /// `guarded` writes follow the insert (see `AppendRequest.guardedWrites`).
+    /// `guarded` writes follow the insert (`GuardedTable.statements(for:)` of its rows).
     func run(on connection: Connection, guarded: [Connection.Statement] = []) throws -> AppendResult {
         try validate()
         // Generic plans where a statement takes arrays: alone (an implicit transaction) set by

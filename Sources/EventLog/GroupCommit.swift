@@ -11,12 +11,9 @@ public struct AppendRequest: Sendable {
     /// Streams to read in the append's own transaction, each after the version the caller
     /// already holds (the users whose cards the command's answer shows): no second round trip.
     public var reads: [String: Int64]
-    /// Writes of other tables that commit with the events, in the same transaction and round
-    /// trip. Each must guard itself with `EventLog.appendedHere` (its `$1` is the append's first
-    /// event id): it runs whether or not the append's condition held, and must then write nothing.
-    public var guardedWrites: [Connection.Statement]
-    /// Rows of other tables that commit with the events, each guarded by its event; a batch's
-    /// rows of one table are written by one statement.
+    /// Rows of other tables that commit with the events, in the same transaction and round
+    /// trip, each guarded by its event (written only where its append wrote); a batch's rows of
+    /// one table are written by one statement.
     public var guardedRows: [GuardedRow]
     /// Called on the committing thread once the events are committed (not for a replay),
     /// before any append of the batch is answered and so before anyone announces them: the
@@ -30,7 +27,6 @@ public struct AppendRequest: Sendable {
         expectations: [String: ExpectedVersion],
         events: [NewEvent],
         reads: [String: Int64] = [:],
-        guardedWrites: [Connection.Statement] = [],
         guardedRows: [GuardedRow] = [],
         committed: (@Sendable (AppendResult) -> Void)? = nil
     ) {
@@ -38,7 +34,6 @@ public struct AppendRequest: Sendable {
         self.expectations = expectations
         self.events = events
         self.reads = reads
-        self.guardedWrites = guardedWrites
         self.guardedRows = guardedRows
         self.committed = committed
     }
@@ -73,14 +68,13 @@ final class GroupCommit: Sendable {
     private struct Waiting {
         var plan: AppendPlan
         var reads: [String: Int64]
-        var guarded: [Connection.Statement]
         var rows: [GuardedRow]
         var committed: (@Sendable (AppendResult) -> Void)?
         var continuation: CheckedContinuation<GroupAppendResult, any Error>
 
         /// Runs the append on its own (`GroupCommit.alone`) and answers it.
         func answerAlone(on connection: Connection) {
-            let guarded = guarded + GuardedTable.statements(for: rows)
+            let guarded = GuardedTable.statements(for: rows)
             let result = Result { try GroupCommit.alone(plan, reads: reads, guarded: guarded, on: connection) }
             if case .success(let outcome) = result { tellCommitted(outcome) }
             continuation.resume(with: result)
@@ -136,7 +130,6 @@ final class GroupCommit: Sendable {
             let waiting = Waiting(
                 plan: plan,
                 reads: request.reads,
-                guarded: request.guardedWrites,
                 rows: request.guardedRows,
                 committed: request.committed,
                 continuation: continuation
@@ -245,7 +238,7 @@ final class GroupCommit: Sendable {
     /// statement per command, and concurrent commands mostly ask for the same users' streams.)
     private static func together(_ batch: [Waiting], on connection: Connection) throws -> [GroupAppendResult?] {
         // After the lock: the appends' inserts (those that may share one statement first, the
-        // rest each on its own), then the guarded writes and one insert per table of guarded
+        // rest each on its own), then one statement per table of guarded
         // rows (each write and row sees whether its own append wrote), then one read.
         let plans = batch.map(\.plan)
         let (shared, after) = AppendPlan.sharing(plans)
@@ -253,7 +246,7 @@ final class GroupCommit: Sendable {
         var statements: [Connection.Statement] = []
         if !sharing.isEmpty { statements.append(AppendPlan.insertStatement(for: sharing)) }
         statements += after.map { plans[$0].insertStatement }
-        statements += batch.flatMap(\.guarded) + GuardedTable.statements(for: batch.flatMap(\.rows))
+        statements += GuardedTable.statements(for: batch.flatMap(\.rows))
         var asked: [String: Int64] = [:]
         for waiting in batch {
             for (stream, version) in waiting.reads { asked[stream] = min(asked[stream] ?? version, version) }

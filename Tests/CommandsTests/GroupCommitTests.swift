@@ -150,26 +150,32 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertLessThan(Set(all.map(\.position.transactionID)).count, 31, "no two appends shared a transaction")
     }
 
-    /// A guarded write commits with its own append and only if that append wrote: the losers of a
-    /// race on one stream, batched with the winner, leave no row behind.
-    func testGuardedWritesCommitOnlyWithTheirOwnAppend() async throws {
+    /// A guarded table of its own statement (`GuardedTable(sql:columns:)`, as the drop tokens'
+    /// spend is) writes only where its own append wrote: the losers of a race on one stream,
+    /// batched with the winner, leave no row behind.
+    func testAGuardedStatementOfItsOwnWritesOnlyWithItsOwnAppend() async throws {
         let (handler, pool) = try makeHandler("group-commit-guarded", pool: 8)
         defer { Task { await pool.close() } }
         let log = handler.log
+        let markers = GuardedTable(
+            sql: """
+                WITH written AS (
+                    INSERT INTO message_keys (message_id, sender, sealed_key)
+                    SELECT r.marker, r.marker, decode(repeat('00', 60), 'hex')
+                    FROM unnest($1::uuid[], $2::uuid[]) AS r(appended, marker)
+                    WHERE EXISTS (SELECT 1 FROM events WHERE event_id = r.appended AND transaction_id = pg_current_xact_id())
+                    RETURNING 1
+                )
+                SELECT count(*) FROM written
+                """,
+            columns: 1
+        )
         let outcomes = try await Self.raceOnOneStream(log) { stream, commandID, marker in
             AppendRequest(
                 commandID: commandID,
                 expectations: [stream: .noStream],
                 events: [NewEvent(stream: stream, type: "thing_happened", data: Data("{}".utf8))],
-                guardedWrites: [
-                    Connection.Statement(
-                        """
-                        INSERT INTO message_keys (message_id, sender, sealed_key)
-                        SELECT $2::uuid, $2::uuid, decode(repeat('00', 60), 'hex') WHERE \(EventLog.appendedHere)
-                        """,
-                        [EventLog.eventIDs(commandID: commandID, count: 1)[0], marker]
-                    )
-                ]
+                guardedRows: [GuardedRow(markers, appended: EventLog.eventIDs(commandID: commandID, count: 1)[0], values: [marker])]
             )
         }
         XCTAssertEqual(outcomes.values.filter { $0 }.count, 21, "20 own streams and one winner on the contested one")
