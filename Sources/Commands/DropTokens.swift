@@ -65,7 +65,7 @@ enum DropTokens {
             WITH presented AS (
                 SELECT r.token_hash, r.user_id, r.expires_at
                 FROM unnest($1::uuid[], $2::bytea[], $3::uuid[], $4::timestamptz[]) AS r(appended, token_hash, user_id, expires_at)
-                WHERE EXISTS (SELECT 1 FROM events WHERE event_id = r.appended AND transaction_id = pg_current_xact_id())
+                WHERE \(GuardedTable.rowAppendedHere)
             ),
             spent AS (
                 UPDATE drop_tokens d SET used_at = now()

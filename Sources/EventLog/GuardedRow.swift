@@ -42,18 +42,21 @@ public struct GuardedTable: Hashable, Sendable {
             INSERT INTO \(table) (\(names))
             SELECT \(columns.map { $0.value ?? "r.\($0.name)" }.joined(separator: ", "))
             FROM unnest(\(arrays.joined(separator: ", "))) AS r(appended, \(names))
-            WHERE EXISTS (SELECT 1 FROM events WHERE event_id = r.appended AND transaction_id = pg_current_xact_id())
+            WHERE \(GuardedTable.rowAppendedHere)
             """
         self.columns = columns.count
     }
 
-    /// A statement of its own for a batch's rows: `sql` takes `$1`, the rows' events (each
-    /// row's write must happen only where `EventLog.appendedHere` holds for it), then one array
-    /// per column. For writes that are not plain inserts (spending drop tokens).
+    /// A statement of its own for a batch's rows: `sql` takes `$1`, the rows' events, then one
+    /// array per column; unnested as `r(appended, …)`, a row may be written only where
+    /// `rowAppendedHere` holds. For writes that are not plain inserts (spending drop tokens).
     public init(sql: String, columns: Int) {
         self.sql = sql
         self.columns = columns
     }
+
+    /// The guard of one unnested row `r`: its event `r.appended` was appended by this transaction.
+    public static let rowAppendedHere = EventLog.appendedHere("r.appended")
 
     /// One statement per table for `rows`, tables in a fixed order.
     static func statements(for rows: [GuardedRow]) -> [Connection.Statement] {

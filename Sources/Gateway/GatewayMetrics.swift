@@ -22,11 +22,11 @@ public final class GatewayMetrics: Sendable {
         var status: Int
     }
 
-    /// The series made so far, by their labels. The registry makes (or finds) a series by
-    /// building and hashing its label set under its lock: 1.5 % of a `GET /v1/me/mates`'s server
-    /// CPU, twice per request, for series that are a handful per route.
-    private let requestSeries = Mutex<[RequestSeries: (requests: Counter, latency: DurationHistogram)]>([:])
-    private let appendSeries = Mutex<[String: Counter]>([:])
+    /// Series made so far, by their labels. The registry makes (or finds) a series by building
+    /// and hashing its label set under its lock: 1.5 % of a `GET /v1/me/mates`'s server CPU,
+    /// twice per request, for series that are a handful per route.
+    private let requestSeries = SeriesCache<RequestSeries, (requests: Counter, latency: DurationHistogram)>()
+    private let appendSeries = SeriesCache<String, Counter>()
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -39,38 +39,28 @@ public final class GatewayMetrics: Sendable {
     /// Counts one answered request and records its latency.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
         let method = Self.labelledMethods.contains(method) ? method : "other"
-        let key = RequestSeries(method: method, route: route, status: status)
-        let series =
-            requestSeries.withLock { $0[key] }
-            ?? {
-                let made = (
-                    requests: registry.makeCounter(
-                        name: "sniffmeet_http_requests_total",
-                        labels: [("method", method), ("route", route), ("status", String(status))]
-                    ),
-                    latency: registry.makeDurationHistogram(
-                        name: "sniffmeet_http_request_duration_seconds",
-                        labels: [("method", method), ("route", route)],
-                        buckets: Self.latencyBuckets
-                    )
+        let series = requestSeries.series(RequestSeries(method: method, route: route, status: status)) {
+            (
+                requests: registry.makeCounter(
+                    name: "sniffmeet_http_requests_total",
+                    labels: [("method", method), ("route", route), ("status", String(status))]
+                ),
+                latency: registry.makeDurationHistogram(
+                    name: "sniffmeet_http_request_duration_seconds",
+                    labels: [("method", method), ("route", route)],
+                    buckets: Self.latencyBuckets
                 )
-                requestSeries.withLock { $0[key] = made }
-                return made
-            }()
+            )
+        }
         series.requests.increment()
         series.latency.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// Counts events appended by commands of this process.
     func recordAppends(command: String, events: Int) {
-        let counter =
-            appendSeries.withLock { $0[command] }
-            ?? {
-                let made = registry.makeCounter(name: "sniffmeet_events_appended_total", labels: [("command", command)])
-                appendSeries.withLock { $0[command] = made }
-                return made
-            }()
-        counter.increment(by: Int64(events))
+        appendSeries.series(command) {
+            registry.makeCounter(name: "sniffmeet_events_appended_total", labels: [("command", command)])
+        }.increment(by: Int64(events))
     }
 
     /// Counts the version conflicts commands of this process met and ran again past (counted
@@ -92,4 +82,20 @@ public final class GatewayMetrics: Sendable {
 
     /// The Prometheus text exposition.
     func render() -> String { registry.emitToString() }
+}
+
+/// Metric series kept by their labels once the registry made them.
+private final class SeriesCache<Key: Hashable & Sendable, Series: Sendable>: Sendable {
+    private let made = Mutex<[Key: Series]>([:])
+
+    /// The series of `key`, made by `make` the first time (the registry's own lock is taken inside
+    /// ours; it never calls back).
+    func series(_ key: Key, make: () -> Series) -> Series {
+        made.withLock { made in
+            if let series = made[key] { return series }
+            let series = make()
+            made[key] = series
+            return series
+        }
+    }
 }

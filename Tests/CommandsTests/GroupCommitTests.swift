@@ -163,7 +163,7 @@ final class GroupCommitTests: XCTestCase {
                     INSERT INTO message_keys (message_id, sender, sealed_key)
                     SELECT r.marker, r.marker, decode(repeat('00', 60), 'hex')
                     FROM unnest($1::uuid[], $2::uuid[]) AS r(appended, marker)
-                    WHERE EXISTS (SELECT 1 FROM events WHERE event_id = r.appended AND transaction_id = pg_current_xact_id())
+                    WHERE \(GuardedTable.rowAppendedHere)
                     RETURNING 1
                 )
                 SELECT count(*) FROM written
