@@ -265,12 +265,16 @@ struct AppendPlan {
     }
 
     /// Splits a batch's plans (by index) into those that share one `insertSQL` and the rest,
-    /// which go after it, each in its own insert. Only plans that would otherwise send arrays
-    /// share (several events, or more than one condition: a sign-up's user and nickname): a
-    /// single-event append's own scalar insert costs PostgreSQL no more per event than the
-    /// shared one, and needs no arrays encoded. A plan whose streams an earlier sharer writes, or that writes a
-    /// stream an earlier sharer reads or writes, goes after it too: its insert sees the shared
-    /// one's events (and mostly fails its condition on them, as it would have anyway).
+    /// which go after it, each in its own insert. A plan whose streams an earlier sharer writes,
+    /// or that writes a stream an earlier sharer reads or writes, goes after it: its insert sees
+    /// the shared one's events (and mostly fails its condition on them, as it would have anyway).
+    ///
+    /// Single-event appends share too when there are others to share with. Their scalar insert
+    /// executes no faster per event than the shared one, but each statement costs PostgreSQL a
+    /// bind, a portal and an executor start and end (which `pg_stat_statements` does not count):
+    /// in `scripts/bench-http` PostgreSQL's CPU per walk request fell from 0.157–0.184 ms to
+    /// 0.137–0.138 ms (docs/benchmarks.md). A lone single-event plan keeps its scalar insert,
+    /// which needs no arrays and no plan setting.
     static func sharing(_ plans: [AppendPlan]) -> (shared: [Int], after: [Int]) {
         var shared: [Int] = []
         var after: [Int] = []
@@ -278,8 +282,7 @@ struct AppendPlan {
         var touched: Set<String> = []
         for (index, plan) in plans.enumerated() {
             let streams = plan.expectations.keys
-            let alone = plan.insertShape != nil
-            if alone || streams.contains(where: written.contains) || plan.writtenStreams.contains(where: touched.contains) {
+            if streams.contains(where: written.contains) || plan.writtenStreams.contains(where: touched.contains) {
                 after.append(index)
                 continue
             }
@@ -287,6 +290,7 @@ struct AppendPlan {
             written.formUnion(plan.writtenStreams)
             touched.formUnion(streams)
         }
+        if shared.count == 1, plans[shared[0]].insertShape != nil { return ([], (shared + after).sorted()) }
         return (shared, after)
     }
 
@@ -333,8 +337,9 @@ struct AppendPlan {
         )
     }
 
-    /// The common shape, one event on one stream with at most one read-only condition: scalar
-    /// parameters, so the planner settles on the generic plan by itself and no array is encoded.
+    /// The common shape, one event on one stream with at most one read-only condition, inserted
+    /// on its own (alone, or after a batch's shared insert) with scalar parameters: the planner
+    /// settles on the generic plan by itself and no array is encoded.
     var insertShape: (event: NewEvent, condition: (stream: String, version: Int64?)?)? {
         guard events.count == 1, expectations.count <= 2 else { return nil }
         let event = events[0]

@@ -227,9 +227,9 @@ final class GroupCommit: Sendable {
 
     /// The batch in one pipeline, one implicit transaction: every stream's lock in one statement
     /// (which also sets generic plans where a statement takes arrays: `AppendPlan.lockWithGenericPlansSQL`), the
-    /// appends' inserts (`AppendPlan.sharing`: the multi-event ones in one statement, measured
-    /// under sign-ups 75 → 57 µs per two-event append in pg_stat_statements), then one read for
-    /// all appends' reads. Nil for an append whose condition failed.
+    /// appends' inserts (`AppendPlan.sharing`: all of them in one statement, but for those
+    /// writing a stream another of them touches), then one read for all appends' reads. Nil for
+    /// an append whose condition failed.
     ///
     /// The read comes after every insert of the batch and asks each stream from the lowest
     /// version any append knows; each append gets its streams' events past its own version.

@@ -150,6 +150,52 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertLessThan(Set(all.map(\.position.transactionID)).count, 31, "no two appends shared a transaction")
     }
 
+    /// Single-event appends conditioned on a read-only stream (the shape of a walk request or a
+    /// chat message on its pair) share one insert per batch, and each keeps its own conditions:
+    /// those that read the pair at the version it has commit, those that read an older one write
+    /// nothing, and of those racing for one stream only one wins.
+    func testSingleEventAppendsShareTheirInsertAndKeepTheirOwnConditions() async throws {
+        let (handler, pool) = try makeHandler("group-commit-single", pool: 8)
+        defer { Task { await pool.close() } }
+        let log = handler.log
+        for _ in 0..<2 {
+            _ = try await log.append(commandID: UUID(), expectations: ["pair": .any], events: [NewEvent(stream: "pair", type: "paired", data: Data("{}".utf8))])
+        }
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            for index in 0..<90 {
+                group.addTask {
+                    // 0 mod 3: all on "contested", new; 1 mod 3: their own stream, the pair as it
+                    // is; 2 mod 3: their own stream, the pair as it was (stale).
+                    let stream = index % 3 == 0 ? "contested" : "own-\(index)"
+                    let pairVersion: Int64 = index % 3 == 2 ? 1 : 2
+                    do {
+                        _ = try await log.append(
+                            commandID: UUID(),
+                            expectations: [stream: .noStream, "pair": .exactly(pairVersion)],
+                            events: [NewEvent(stream: stream, type: "thing_happened", data: Data(#"{"n":\#(index)}"#.utf8))]
+                        )
+                        return (index, true)
+                    } catch EventLogError.versionConflict {
+                        return (index, false)
+                    }
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        XCTAssertTrue(outcomes.filter { $0.key % 3 == 1 }.allSatisfy(\.value), "every append reading the pair as it is commits")
+        XCTAssertTrue(outcomes.filter { $0.key % 3 == 2 }.allSatisfy { !$0.value }, "every append reading a stale pair is refused")
+        let winners = outcomes.filter { $0.key % 3 == 0 && $0.value }.map(\.key)
+        XCTAssertEqual(winners.count, 1)
+        let contested = try await log.readStream("contested")
+        XCTAssertEqual(contested.map(\.version), [1])
+        XCTAssertEqual(String(decoding: contested[0].data, as: UTF8.self).replacingOccurrences(of: " ", with: ""), #"{"n":\#(winners[0])}"#)
+        let all = try await wholeLog(pool: pool)
+        XCTAssertEqual(all.count, 2 + 1 + 30, "the pair's events, the winner's, and one per fresh own stream")
+        XCTAssertEqual(Set(all.filter { $0.stream.hasPrefix("own-") }.map(\.stream)).count, 30)
+        XCTAssertTrue(all.allSatisfy { $0.stream == "pair" || $0.version == 1 })
+        XCTAssertLessThan(Set(all.map(\.position.transactionID)).count, 2 + 31, "no two appends shared a transaction")
+    }
+
     /// A guarded table of its own statement (`GuardedTable(sql:columns:)`, as the drop tokens'
     /// spend is) writes only where its own append wrote: the losers of a race on one stream,
     /// batched with the winner, leave no row behind.
