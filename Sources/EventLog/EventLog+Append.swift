@@ -272,9 +272,9 @@ struct AppendPlan {
     /// Single-event appends share too when there are others to share with. Their scalar insert
     /// executes no faster per event than the shared one, but each statement costs PostgreSQL a
     /// bind, a portal and an executor start and end (which `pg_stat_statements` does not count):
-    /// in `scripts/bench-http` PostgreSQL's CPU per walk request fell from 0.157–0.184 ms to
-    /// 0.137–0.138 ms (docs/benchmarks.md). A lone single-event plan keeps its scalar insert,
-    /// which needs no arrays and no plan setting.
+    /// in eight alternating `scripts/bench-http` runs PostgreSQL's CPU per walk request went from
+    /// a median of 0.152 ms to 0.129 ms (docs/benchmarks.md). A lone single-event plan keeps its
+    /// scalar insert, which needs no arrays and no plan setting.
     static func sharing(_ plans: [AppendPlan]) -> (shared: [Int], after: [Int]) {
         var shared: [Int] = []
         var after: [Int] = []

@@ -159,7 +159,11 @@ final class GroupCommitTests: XCTestCase {
         defer { Task { await pool.close() } }
         let log = handler.log
         for _ in 0..<2 {
-            _ = try await log.append(commandID: UUID(), expectations: ["pair": .any], events: [NewEvent(stream: "pair", type: "paired", data: Data("{}".utf8))])
+            _ = try await log.append(
+                commandID: UUID(),
+                expectations: ["pair": .any],
+                events: [NewEvent(stream: "pair", type: "paired", data: Data("{}".utf8))]
+            )
         }
         let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
             for index in 0..<90 {
