@@ -59,13 +59,11 @@ extension EventLog {
 
     /// The condition of a guarded write (`GuardedRow`): the event whose id is `eventID` (an SQL
     /// expression) was appended by this very transaction (so a write under it commits with the
-    /// events, and writes nothing when the append's condition failed).
-    public static func appendedHere(_ eventID: String) -> String {
+    /// events, and writes nothing when the append's condition failed). Other modules use it as
+    /// `GuardedTable.rowAppendedHere`.
+    static func appendedHere(_ eventID: String) -> String {
         "EXISTS (SELECT 1 FROM events WHERE event_id = \(eventID) AND transaction_id = pg_current_xact_id())"
     }
-
-    /// `appendedHere(_:)` of the event id `$1`.
-    public static let appendedHere = appendedHere("$1::uuid")
 
     /// For a guarded write that must hold whenever its append wrote (spending a drop token that
     /// another request may have spent since it was read): `CASE WHEN … THEN … ELSE

@@ -18,8 +18,8 @@ final class HotStatementPlanTests: XCTestCase {
         [
             ("single-event append", AppendPlan.singleEventSQL),
             ("single-event append without a condition", AppendPlan.singleEventUnconditionedSQL),
-            ("multi-event append", AppendPlan.insertSQL),
-            ("guarded write's condition", "SELECT 1 WHERE \(EventLog.appendedHere)"),
+            ("a batch's shared append", AppendPlan.insertSQL),
+            ("guarded rows' condition", "SELECT r.appended FROM unnest($1::uuid[]) AS r(appended) WHERE \(GuardedTable.rowAppendedHere)"),
             ("stream reads after versions", EventLog.readStreamsAfterSQL),
             ("feed page", EventLog.feedPageSQL),
             ("feed's look beyond the horizon", EventLog.pendingBeyondHorizonSQL),
