@@ -62,9 +62,14 @@ public struct LogfmtLogHandler: LogHandler {
         message: String,
         pairs unsorted: [(key: String, value: Logger.Metadata.Value)]
     ) -> [UInt8] {
-        // Stable order of keys, and of the sources for one key: the last of a run wins.
-        let pairs = unsorted.enumerated().sorted { a, b in
-            a.element.key < b.element.key || (a.element.key == b.element.key && a.offset < b.offset)
+        // Stable order of keys, and of the sources for one key: the last of a run wins. The
+        // indices are sorted, not the pairs (sorting the pairs copied every key and value at each
+        // move: 2 % of a `GET /v1/me/mates`'s server CPU), by the keys' bytes (for the ASCII keys
+        // of this log, the order of `String`'s `<`).
+        let order = unsorted.indices.sorted { a, b in
+            let (first, second) = (unsorted[a].key.utf8, unsorted[b].key.utf8)
+            if first.elementsEqual(second) { return a < b }
+            return first.lexicographicallyPrecedes(second)
         }
         var line: [UInt8] = []
         line.reserveCapacity(256)
@@ -75,11 +80,11 @@ public struct LogfmtLogHandler: LogHandler {
         appendValue(label, to: &line)
         line.append(UInt8(ascii: " "))
         appendValue(message, to: &line)
-        for (index, pair) in pairs.enumerated() where index + 1 == pairs.count || pairs[index + 1].element.key != pair.element.key {
+        for (rank, index) in order.enumerated() where rank + 1 == order.count || unsorted[order[rank + 1]].key != unsorted[index].key {
             line.append(UInt8(ascii: " "))
-            appendValue(pair.element.key, to: &line)
+            appendValue(unsorted[index].key, to: &line)
             line.append(UInt8(ascii: "="))
-            appendValue(pair.element.value.description, to: &line)
+            appendValue(unsorted[index].value.description, to: &line)
         }
         line.append(UInt8(ascii: "\n"))
         return line
