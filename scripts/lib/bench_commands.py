@@ -13,6 +13,7 @@ Captured files are <prefix>-<thread> files: "STATUS BODY" per line.
 import glob
 import json
 import sys
+import time
 
 
 def captured(prefix, status):
@@ -59,7 +60,13 @@ def main(argv):
         users = list(captured(argv[2], 201))
 
         def request_line(user):
-            status, _, drop = api.call("POST", "/v1/me/drop-tokens", {}, token=user["token"])
+            # A stall of this machine's disk can hold every pooled connection for seconds; the
+            # server then sheds load (`503 overloaded`), and this preparation backs off and asks again.
+            for attempt in range(6):
+                status, _, drop = api.call("POST", "/v1/me/drop-tokens", {}, token=user["token"])
+                if status != 503:
+                    break
+                time.sleep(0.5 * (attempt + 1))
             assert status == 201, (status, drop)
             return "POST /v1/mate-requests %s %s" % (requester, json.dumps(
                 {"to": user["user_id"], "drop_token": drop["drop_token"]}, separators=(",", ":")))
