@@ -80,7 +80,9 @@ public struct LogfmtLogHandler: LogHandler {
         appendValue(label, to: &line)
         line.append(UInt8(ascii: " "))
         appendValue(message, to: &line)
-        for (rank, index) in order.enumerated() where rank + 1 == order.count || unsorted[order[rank + 1]].key != unsorted[index].key {
+        // A key is dropped when the next in order is the same key (by bytes, as the sort sees it).
+        for (rank, index) in order.enumerated()
+        where rank + 1 == order.count || !unsorted[order[rank + 1]].key.utf8.elementsEqual(unsorted[index].key.utf8) {
             line.append(UInt8(ascii: " "))
             appendValue(unsorted[index].key, to: &line)
             line.append(UInt8(ascii: "="))
