@@ -5,8 +5,10 @@ scripts/lib/replay.lua, made from the answers the previous step captured.
   bench_commands.py requests CAPTURED BASE_URL REQUESTER_TOKEN OUT
                                                    a drop token from each signed-up user (fetched
                                                    here), and a mate request to each with it
-  bench_commands.py accepts CAPTURED USERS OUT     each addressee accepts its request
-  bench_commands.py responds CAPTURED TOKEN OUT    the addressee accepts each walk
+  bench_commands.py accepts PENDING USERS OUT      each addressee accepts its request
+                                                   (PENDING: "request_id to_user" lines)
+  bench_commands.py responds PENDING TOKEN OUT     the addressee accepts each walk
+                                                   (PENDING: a walk id per line)
   bench_commands.py count CAPTURED STATUS          answers with that status (and EXHAUSTED lines)
 Captured files are <prefix>-<thread> files: "STATUS BODY" per line.
 """
@@ -75,12 +77,14 @@ def main(argv):
             write(argv[5], pool.map(request_line, users))
         write(argv[5] + ".users", ("%s %s" % (user["user_id"], user["token"]) for user in users))
     elif step == "accepts":
+        # Pending requests of this round's addressees (earlier rounds' are left as they are).
         tokens = dict(line.split() for line in open(argv[3]))
-        write(argv[4], ("POST /v1/mate-requests/%s/accept %s {}" % (r["request_id"], tokens[r["to"]["user_id"]])
-                        for r in captured(argv[2], 201)))
+        pending = (line.split() for line in open(argv[2]))
+        write(argv[4], ("POST /v1/mate-requests/%s/accept %s {}" % (request, tokens[to])
+                        for request, to in pending if to in tokens))
     elif step == "responds":
-        write(argv[4], ('POST /v1/walks/%s/response %s {"answer":"accept"}' % (w["walk_id"], argv[3])
-                        for w in captured(argv[2], 201)))
+        write(argv[4], ('POST /v1/walks/%s/response %s {"answer":"accept"}' % (line.strip(), argv[3])
+                        for line in open(argv[2]) if line.strip()))
     elif step == "count":
         total = exhausted = 0
         for path in glob.glob(argv[2] + "-*"):
