@@ -58,6 +58,17 @@ final class SessionRoutesTests: XCTestCase {
         }
     }
 
+    /// `GET /v1/me`'s status for `token`, asked again while it is `404`: the profile is read from
+    /// its read model once projected (no `Min-Log-Position` here), for up to five seconds.
+    private static func profileStatus(_ client: GatewayFixture.Client, token: String) async throws -> Int {
+        var status = 0
+        for _ in 0..<100 where status != 200 {
+            status = try await client.send(.get, "/v1/me", token: token).status
+            if status == 404 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        return status
+    }
+
     /// Announces a revocation of no session: every process empties its session cache.
     private static func emptySessionCache(_ client: GatewayFixture.Client) async throws {
         _ = try client.sql("SELECT pg_notify('\(SessionStore.revocations)', 'none')")
@@ -88,12 +99,8 @@ final class SessionRoutesTests: XCTestCase {
             XCTAssertEqual(profile["dog_name"] as? String, "Bori")
             let phone2 = try XCTUnwrap(signedIn.json["token"] as? String)
             XCTAssertNotEqual(phone2, mia.token)
-            // The new phone's session works (the profile is read once projected: no Min-Log-Position here).
-            var value1 = 0
-            for _ in 0..<100 where value1 != 200 {
-                value1 = try await client.send(.get, "/v1/me", token: phone2).status
-                if value1 == 404 { try await Task.sleep(for: .milliseconds(50)) }
-            }
+            // The new phone's session works.
+            let value1 = try await Self.profileStatus(client, token: phone2)
             XCTAssertEqual(value1, 200)
             // Single use.
             XCTAssertError(
@@ -188,12 +195,8 @@ final class SessionRoutesTests: XCTestCase {
             XCTAssertError(try await client.send(.delete, "/v1/me/sessions/\(leos)", token: mia.token), 404, "not_found")
             XCTAssertError(try await client.send(.delete, "/v1/me/sessions/\(UUID())", token: mia.token), 404, "not_found")
             XCTAssertError(try await client.send(.delete, "/v1/me/sessions/not-a-uuid", token: mia.token), 404, "not_found")
-            // Leo's session still works (his profile is read once projected: no Min-Log-Position here).
-            var leoStatus = 0
-            for _ in 0..<100 where leoStatus != 200 {
-                leoStatus = try await client.send(.get, "/v1/me", token: leo.token).status
-                if leoStatus == 404 { try await Task.sleep(for: .milliseconds(50)) }
-            }
+            // Leo's session still works.
+            let leoStatus = try await Self.profileStatus(client, token: leo.token)
             XCTAssertEqual(leoStatus, 200)
         }
     }
