@@ -23,20 +23,28 @@ struct RequestLogMiddleware: RouterMiddleware {
         var response = try await next(request, context)
         response.headers[.xRequestID] = id
         let elapsed = ContinuousClock.now - start
-        context.logger.info(
-            "request",
-            metadata: [
-                "method": .string(request.method.rawValue),
-                "path": .string(request.uri.path),
-                "route": .string(context.endpointPath ?? "unmatched"),
-                "status": .stringConvertible(response.status.code),
-                "ms": .stringConvertible(
-                    Double(elapsed.components.seconds) * 1000
-                        + Double(elapsed.components.attoseconds) / 1e15
-                ),
-            ]
-        )
+        // Keys in order, as the line has them.
+        let pairs: [(key: String, value: String)] = [
+            ("method", request.method.rawValue),
+            ("ms", Self.milliseconds(elapsed)),
+            ("path", request.uri.path),
+            ("route", context.endpointPath ?? "unmatched"),
+            ("status", String(response.status.code)),
+        ]
+        if let logfmt = context.logger.handler as? LogfmtLogHandler {
+            logfmt.log(level: .info, message: "request", orderedPairs: pairs)
+        } else {
+            context.logger.info("request", metadata: Logger.Metadata(uniqueKeysWithValues: pairs.map { ($0.key, .string($0.value)) }))
+        }
         return response
+    }
+
+    /// `duration` in milliseconds with three decimals (to the microsecond): `1.934`.
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let micros = max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+        let fraction = String(micros % 1000)
+        return String(micros / 1000) + "." + String(repeating: "0", count: 3 - fraction.utf8.count) + fraction
     }
 
     /// Request ids go into logs and headers: keep them short and printable.

@@ -65,6 +65,34 @@ final class LogfmtTests: XCTestCase {
         XCTAssertEqual(written.count, 1)
         XCTAssertTrue(written[0].hasSuffix(" info test served a=handler b=provided c=event d=event\n"), written[0])
     }
+
+    /// The request log's line, given its pairs in key order: the handler's metadata and the
+    /// provider's merged in by key, a key in both written once with the given value, and
+    /// nothing below the handler's level.
+    func testOrderedPairsAreMergedWithTheHandlersMetadata() {
+        let lines = Lines()
+        var handler = LogfmtLogHandler(label: "test", metadataProvider: Logger.MetadataProvider { ["provided": "p"] }) { line in
+            lines.all.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
+        }
+        handler[metadataKey: "request_id"] = "abc"
+        handler[metadataKey: "method"] = "stale"
+        handler[metadataKey: "zone"] = "z"
+        handler.log(level: .debug, message: "request", orderedPairs: [("method", "GET")])
+        handler.log(level: .info, message: "request", orderedPairs: [("method", "GET"), ("ms", "1.934"), ("status", "200")])
+        let written = lines.all.withLock { $0 }
+        XCTAssertEqual(written.count, 1, "\(written)")
+        XCTAssertTrue(
+            written[0].hasSuffix(" info test request method=GET ms=1.934 provided=p request_id=abc status=200 zone=z\n"),
+            written[0]
+        )
+    }
+
+    func testRequestDurationsAreMillisecondsToTheMicrosecond() {
+        XCTAssertEqual(RequestLogMiddleware.milliseconds(.microseconds(1934)), "1.934")
+        XCTAssertEqual(RequestLogMiddleware.milliseconds(.microseconds(7)), "0.007")
+        XCTAssertEqual(RequestLogMiddleware.milliseconds(.seconds(12) + .microseconds(50)), "12000.050")
+        XCTAssertEqual(RequestLogMiddleware.milliseconds(.zero), "0.000")
+    }
 }
 
 private final class Lines: Sendable {
