@@ -45,7 +45,10 @@ public struct LogfmtLogHandler: LogHandler {
         pairs.reserveCapacity(metadata.count + (event.metadata?.count ?? 0) + 2)
         appendOwnMetadata(to: &pairs)
         if let explicit = event.metadata { pairs.append(contentsOf: explicit.lazy.map { ($0.key, $0.value.description) }) }
-        output(Self.line(date: Date(), level: event.level, label: label, message: event.message.description, pairs: Self.ordered(pairs)), event.level)
+        output(
+            Self.line(date: Date(), level: event.level, label: label, message: event.message.description, pairs: Self.ordered(pairs)),
+            event.level
+        )
     }
 
     /// Logs `message` with `pairs`, given in key order with each key once and their values
@@ -97,23 +100,27 @@ public struct LogfmtLogHandler: LogHandler {
     }
 
     /// Two key-ordered lists as one; a key in both keeps `later`'s value.
-    static func merge(_ earlier: [(key: String, value: String)], _ later: [(key: String, value: String)]) -> [(key: String, value: String)] {
+    static func merge(_ earlier: [(key: String, value: String)], _ later: [(key: String, value: String)]) -> [(key: String, value: String)]
+    {
         guard !earlier.isEmpty else { return later }
         var result: [(key: String, value: String)] = []
         result.reserveCapacity(earlier.count + later.count)
         var (i, j) = (0, 0)
-        while i < earlier.count || j < later.count {
-            guard i < earlier.count else { result.append(later[j]); j += 1; continue }
-            guard j < later.count else { result.append(earlier[i]); i += 1; continue }
+        while i < earlier.count, j < later.count {
             let (a, b) = (earlier[i].key.utf8, later[j].key.utf8)
             if a.elementsEqual(b) {
-                result.append(later[j]); i += 1; j += 1
+                // The same key: `later`'s value, once.
+                i += 1
             } else if a.lexicographicallyPrecedes(b) {
-                result.append(earlier[i]); i += 1
+                result.append(earlier[i])
+                i += 1
             } else {
-                result.append(later[j]); j += 1
+                result.append(later[j])
+                j += 1
             }
         }
+        result.append(contentsOf: earlier[i...])
+        result.append(contentsOf: later[j...])
         return result
     }
 
