@@ -77,6 +77,9 @@ public struct GatewayConfiguration: Sendable {
     /// Folded states of short streams the command side keeps (`StreamCache`;
     /// `SNIFFMEET_STREAM_CACHE_STATES`, default `StreamCache.defaultStates`).
     public var streamCacheStates = StreamCache.defaultStates
+    /// Sessions kept in memory, so that a request need not read its session (`SessionCache`;
+    /// `SNIFFMEET_CACHED_SESSIONS`, default `SessionStore.defaultCachedSessions`).
+    public var cachedSessions = SessionStore.defaultCachedSessions
     /// The time commands decide by (a message's edit window, a drop token's expiry). Always the
     /// system clock when served; tests move it forward to reach time-bound refusals.
     public var clock: @Sendable () -> Date = { Date() }
@@ -127,7 +130,7 @@ public struct GatewayConfiguration: Sendable {
     /// `SNIFFMEET_MAX_DB_WAITS`, `SNIFFMEET_REQUEST_TIMEOUT_SECONDS`, `SNIFFMEET_RATE_LIMITS`,
     /// `SNIFFMEET_TRUST_FORWARDED_FOR`, `SNIFFMEET_STREAMS_PER_USER`, `SNIFFMEET_STREAMS_PER_PROCESS`,
     /// `SNIFFMEET_IDLE_TIMEOUT_SECONDS`, `SNIFFMEET_MAX_HEADER_BYTES`, `SNIFFMEET_PHOTO_QUEUE`,
-    /// `SNIFFMEET_STREAM_CACHE_STATES` and the
+    /// `SNIFFMEET_STREAM_CACHE_STATES`, `SNIFFMEET_CACHED_SESSIONS` and the
     /// `SNIFFMEET_APNS_*` settings (`APNsSettings`) over the given values;
     /// throws on a malformed `SNIFFMEET_RATE_LIMITS` (a typo must not silently lift the limits).
     public func applyingEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Self {
@@ -153,6 +156,7 @@ public struct GatewayConfiguration: Sendable {
         if let count = environment["SNIFFMEET_PHOTO_QUEUE"].flatMap(Int.init), count >= 0 { copy.photoQueueLimit = count }
         if let bytes = environment["SNIFFMEET_MAX_HEADER_BYTES"].flatMap(Int.init), bytes >= 1024 { copy.maxHeaderBytes = bytes }
         if let states = environment["SNIFFMEET_STREAM_CACHE_STATES"].flatMap(Int.init), states >= 2 { copy.streamCacheStates = states }
+        if let sessions = environment["SNIFFMEET_CACHED_SESSIONS"].flatMap(Int.init), sessions >= 2 { copy.cachedSessions = sessions }
         if let apns = try APNsSettings.from(environment: environment) { copy.apns = apns }
         if let url = environment["DATABASE_READ_URL"], !url.isEmpty { copy.databaseReadURL = url }
         if let seconds = environment["SNIFFMEET_MAX_REPLICA_LAG_SECONDS"].flatMap(Double.init), seconds > 0, seconds <= 86400 {

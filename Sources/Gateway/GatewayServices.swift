@@ -48,7 +48,7 @@ public struct GatewayServices: Sendable {
         self.pool = pool
         self.log = log
         self.gate = DatabaseGate(limit: configuration.maxConcurrentDatabaseWaits)
-        self.sessions = SessionStore(pool: pool, gate: gate, secret: configuration.secret)
+        self.sessions = SessionStore(pool: pool, gate: gate, secret: configuration.secret, cachedSessions: configuration.cachedSessions)
         self.idempotency = IdempotencyStore(pool: pool, gate: gate, secret: configuration.secret)
         self.readModels = ReadModels(pool: pool, gate: gate)
         self.progress = ProjectionProgress(

@@ -29,26 +29,42 @@ public struct SessionStore: Sendable {
     public static let revocations = "sniffmeet_sessions"
     /// Transfer codes live 10 minutes.
     public static let transferCodeLifetime: TimeInterval = 600
+    /// Sessions a process keeps in memory by default (`SNIFFMEET_CACHED_SESSIONS`): a sign-up
+    /// flood of 100,000 users in a minute still finds the first of them cached when they answer
+    /// their first mate requests (`scripts/bench-http` signs up that many per round). Just under
+    /// two tables of 2^18 entries, three quarters full (`SessionCache`).
+    public static let defaultCachedSessions = 390_000
     /// `last_seen_at` moves at most this often (the API shows it to the minute).
     static let lastSeenStep: TimeInterval = 60
 
     let pool: ConnectionPool
     let gate: DatabaseGate
-    let cache = SessionCache(capacity: 100_000, maxAge: .seconds(1), lastSeenStep: .seconds(SessionStore.lastSeenStep))
+    let cache: SessionCache
     /// Where `last_seen_at` moves wait to be written.
     private let lastSeen: LastSeenMoves
     private let devices: DeviceTokenSeal
 
     /// `secret` is the server's master key; device tokens are sealed under keys derived from it.
-    public init(pool: ConnectionPool, gate: DatabaseGate, secret: SymmetricKey) {
+    /// Up to `cachedSessions` sessions are kept in memory (`SessionCache`).
+    public init(pool: ConnectionPool, gate: DatabaseGate, secret: SymmetricKey, cachedSessions: Int = SessionStore.defaultCachedSessions) {
         self.pool = pool
         self.gate = gate
+        self.cache = SessionCache(capacity: cachedSessions, maxAge: .seconds(1), lastSeenStep: .seconds(SessionStore.lastSeenStep))
         self.lastSeen = LastSeenMoves(pool: pool)
         self.devices = DeviceTokenSeal(secret: secret)
     }
 
     /// SHA-256 of a secret's text (tokens, transfer codes).
-    static func digest(_ secret: String) -> Data { Data(SHA256.hash(data: Data(secret.utf8))) }
+    static func digest(_ secret: String) -> Data { Data(tokenDigest(secret)) }
+
+    /// SHA-256 of a secret's text, hashed from the string's own bytes: the session cache's key,
+    /// worked out on every request.
+    static func tokenDigest(_ secret: String) -> SHA256Digest {
+        var hash = SHA256()
+        var text = secret
+        text.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        return hash.finalize()
+    }
 
     /// Lowercase hex SHA-256 of the token text.
     public static func hash(_ token: String) -> String { Hex.string(digest(token)) }
@@ -79,7 +95,7 @@ public struct SessionStore: Sendable {
     /// requests, moments later, need not read it. `generation` is `cacheGeneration` from before
     /// the session was written.
     func opened(_ token: String, as caller: Caller, readIn generation: UInt64) {
-        cache.remember(Self.digest(token), caller, readIn: generation)
+        cache.remember(Self.tokenDigest(token), caller, readIn: generation)
     }
 
     /// The sessions' table as sign-ups write it.
@@ -95,7 +111,7 @@ public struct SessionStore: Sendable {
     public func caller(for token: String) async throws -> Caller? {
         // A token is 43 characters; anything far off is not worth a database round trip.
         guard (20...100).contains(token.utf8.count) else { return nil }
-        let digest = Self.digest(token)
+        let digest = Self.tokenDigest(token)
         if let cached = cache.caller(for: digest) {
             if cached.lastSeenDue { lastSeen.seen(cached.caller.session) }
             return cached.caller
@@ -105,7 +121,7 @@ public struct SessionStore: Sendable {
             guard
                 let row = try connection.execute(
                     "SELECT session_id, user_id, extract(epoch FROM now() - last_seen_at)::float8 FROM sessions WHERE token_hash = $1",
-                    [digest],
+                    [Data(digest)],
                     prepared: true
                 ).first
             else { return nil }

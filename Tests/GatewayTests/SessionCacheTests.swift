@@ -1,3 +1,4 @@
+@preconcurrency import Crypto
 import Foundation
 import XCTest
 
@@ -8,7 +9,7 @@ import XCTest
 /// the revocations listener's latest check is younger than `maxAge`; a session read before the
 /// cache was emptied is never remembered after it.
 final class SessionCacheTests: XCTestCase {
-    private let hash = Data(repeating: 7, count: 32)
+    private let hash = SHA256.hash(data: Data("seven".utf8))
     private let caller = Caller(user: UUID(), session: UUID())
 
     func testAnEntryOutlivesMaxAgeOnlyWhileTheListenerConfirms() async throws {
@@ -49,7 +50,7 @@ final class SessionCacheTests: XCTestCase {
         cache.forgetAll()
         cache.remember(hash, caller, readIn: generation, lastSeenIn: .seconds(60))
         XCTAssertNil(cache.caller(for: hash))
-        let other = Data(repeating: 8, count: 32)
+        let other = SHA256.hash(data: Data("eight".utf8))
         let before = cache.generation
         cache.forget(user: UUID())
         cache.remember(other, caller, readIn: before, lastSeenIn: .seconds(60))
