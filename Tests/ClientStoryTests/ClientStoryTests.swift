@@ -192,7 +192,7 @@ final class ClientStoryTests: XCTestCase {
                     if case .read = event { return true } else { return false }
                 }
             }
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(700))
             let sent = try await bori.client.sendChatMessage(path: .init(userId: cocoUp.userId), body: .json(.init(text: "Running late")))
                 .created.body.json
             XCTAssertEqual(sent.seq, 1)
@@ -286,7 +286,11 @@ final class ClientStoryTests: XCTestCase {
                 "badRequest",
                 "validation_failed"
             )
-            let matesView = try await coco.client.getWalkLog(path: .init(id: log.walkLogId)).ok.body.json
+            // Bori's write, Coco's read: Coco's phone waits for Bori's position.
+            let matesView = try await coco.client.getWalkLog(
+                path: .init(id: log.walkLogId),
+                headers: .init(minLogPosition: bori.state.logPosition?.description)
+            ).ok.body.json
             XCTAssertEqual(matesView.owner.userId, signedUp.userId)
             let theirs = try await coco.client.listUsersWalkLogs(path: .init(id: signedUp.userId)).ok.body.json
             XCTAssertEqual(theirs.items.map(\.walkLogId), [log.walkLogId])

@@ -32,7 +32,7 @@ final class NotificationStreamTests: XCTestCase {
 
     func testStreamSendsEntriesResumesAndBeats() async throws {
         let fixture = try GatewayFixture("sse") {
-            $0.streamMaxDuration = .milliseconds(1500)
+            $0.streamMaxDuration = .milliseconds(2500)
             $0.heartbeatInterval = .milliseconds(300)
         }
         try await fixture.run { client in
@@ -55,7 +55,7 @@ final class NotificationStreamTests: XCTestCase {
             XCTAssertEqual(settled.items.count, 1, settled.text)
             // While b listens, a sends a walk: it arrives live.
             async let live = client.send(.get, "/v1/me/notifications/stream", token: b.token)
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(700))
             let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b))
             let reply = try await live
             XCTAssertEqual(reply.status, 200)
@@ -114,7 +114,8 @@ final class NotificationStreamTests: XCTestCase {
     /// At most `perUser` open streams per user and `perProcess` per process: `429 rate_limited`.
     func testOpenStreamsAreCapped() async throws {
         let fixture = try GatewayFixture("ssecap") {
-            $0.streamMaxDuration = .milliseconds(1500)
+            // Long enough that the first streams are still open when the last probe comes.
+            $0.streamMaxDuration = .seconds(4)
             $0.streamLimits = .init(perUser: 2, perProcess: 3)
         }
         try await fixture.run { client in
@@ -172,7 +173,7 @@ final class NotificationStreamTests: XCTestCase {
                         group.addTask { (user.id, try await client.send(.get, "/v1/me/notifications/stream", token: user.token)) }
                     }
                 }
-                try await Task.sleep(for: .milliseconds(500))
+                try await Task.sleep(for: .milliseconds(800))
                 for user in listeners {
                     let walk = try await client.send(
                         .post,

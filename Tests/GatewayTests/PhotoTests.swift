@@ -224,6 +224,8 @@ final class PhotoTests: XCTestCase {
 
             XCTAssertEqual(try client.sql("SELECT count(*) FROM photos").first?.first, "0", "nothing stored")
             XCTAssertEqual(try client.eventCount(), events, "nothing appended")
+            let projected = try await client.profileStatus(token: dee.token)
+            XCTAssertEqual(projected, 200)
             let me = try await client.send(.get, "/v1/me", token: dee.token)
             XCTAssertTrue(me.json["profile_image"] is NSNull, me.text)
         }

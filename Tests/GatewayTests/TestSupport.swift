@@ -136,6 +136,18 @@ struct GatewayFixture {
             return id
         }
 
+        /// `GET /v1/me`'s status for `token`, asked again while it is `404`: the profile is read
+        /// from its read model once projected (or replayed on the standby that answers), and
+        /// without a `Min-Log-Position` nothing waits for that; for up to five seconds.
+        func profileStatus(token: String) async throws -> Int {
+            var status = 0
+            for _ in 0..<100 where status != 200 {
+                status = try await send(.get, "/v1/me", token: token).status
+                if status == 404 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            return status
+        }
+
         /// Runs SQL on the app's database as its owner (test setup only: expiring tokens,
         /// counting events, forgetting a migration).
         func sql(_ text: String, _ parameters: [any PostgresEncodable] = []) throws -> [[String?]] {

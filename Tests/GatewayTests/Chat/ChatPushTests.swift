@@ -40,7 +40,10 @@ final class ChatPushTests: XCTestCase {
 
             // Ben's first phone shows the conversation with Ana.
             async let viewing = client.send(.get, "/v1/me/stream?viewing=\(ana.id)", token: ben.token)
-            try await Task.sleep(for: .milliseconds(400))
+            // The stream has opened once its device is marked as viewing.
+            try await PushTests.eventually("the viewing stream") {
+                (try? client.sql("SELECT count(*) FROM chat_viewing"))?.first?.first == "1"
+            }
             let sent = try await client.send(.post, "/v1/chats/\(ben.id)/messages", token: ana.token, json: #"{"text": "Running late"}"#)
             XCTAssertEqual(sent.status, 201, sent.text)
             let messageID = try XCTUnwrap(sent.json["message_id"] as? String)

@@ -17,7 +17,7 @@ final class ChatStreamTests: XCTestCase {
     /// entries at once. The chats projector is held here by another session owning its lock.
     func testAStoppedChatsProjectorHoldsUpOnlyTheAppStreams() async throws {
         let fixture = try GatewayFixture("chat_stream_stopped") {
-            $0.streamMaxDuration = .milliseconds(1500)
+            $0.streamMaxDuration = .milliseconds(2500)
             $0.heartbeatInterval = .milliseconds(300)
         }
         let owner = try Connection(connectionString: fixture.ownerURL)
@@ -29,7 +29,7 @@ final class ChatStreamTests: XCTestCase {
 
             async let inbox = client.send(.get, "/v1/me/notifications/stream", token: b.token)
             async let app = client.send(.get, "/v1/me/stream", token: b.token)
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(700))
             let walk = try await client.send(.post, "/v1/walks", token: a.token, json: WalkRoutesTests.walk(to: b))
             XCTAssertEqual(walk.status, 201, walk.text)
             let walkID = try XCTUnwrap(walk.json["walk_id"] as? String)
@@ -51,7 +51,7 @@ final class ChatStreamTests: XCTestCase {
 
     func testMessagesReadAndTypingArriveAndResumeOnce() async throws {
         let fixture = try GatewayFixture("chat_stream") {
-            $0.streamMaxDuration = .milliseconds(1500)
+            $0.streamMaxDuration = .milliseconds(2500)
             $0.heartbeatInterval = .milliseconds(300)
         }
         try await fixture.run { client in
@@ -65,7 +65,7 @@ final class ChatStreamTests: XCTestCase {
             // While b listens: a message, typing, and a's read marker.
             async let live = client.send(.get, "/v1/me/stream", token: b.token)
             async let outsider = client.send(.get, "/v1/me/stream", token: c.token)
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(700))
             let first = try await client.send(.post, "/v1/chats/\(b.id)/messages", token: a.token, json: #"{"text": "first live"}"#)
             let typed = try await client.send(.post, "/v1/chats/\(b.id)/typing", token: a.token)
             XCTAssertEqual(typed.status, 204)

@@ -39,7 +39,9 @@ final class ReplicaReadTests: XCTestCase {
 
             // Plain reads, no Min-Log-Position: the standby answers them.
             let reader = try await ReplicaReadTests.signUp(client, "reader")
-            try await Task.sleep(for: .seconds(1))
+            // Once the standby has replayed the profile (asked until then, up to five seconds).
+            let readable = try await client.profileStatus(token: reader.token)
+            XCTAssertEqual(readable, 200)
             for _ in 0..<Self.plainReads {
                 let reply = try await client.send(.get, "/v1/me", token: reader.token)
                 XCTAssertEqual(reply.status, 200, reply.text)
@@ -69,9 +71,8 @@ final class ReplicaReadTests: XCTestCase {
         try await fixture.run { client in
             let user = try await ReplicaReadTests.signUp(client, "alice")
             try cluster.waitForStandby()
-            try await Task.sleep(for: .milliseconds(500))
-            let before = try await client.send(.get, "/v1/me", token: user.token)
-            XCTAssertEqual(before.status, 200, before.text)
+            let before = try await client.profileStatus(token: user.token)
+            XCTAssertEqual(before, 200)
             try cluster.standby.stop()
             let stopped = ContinuousClock.now
             var statuses: [Int] = []

@@ -216,9 +216,19 @@ final class WalkLogRoutesTests: XCTestCase {
             XCTAssertEqual(cleared.status, 200)
             XCTAssertEqual(try client.sql("SELECT count(*) FROM privacy_zones")[0][0], "0")
 
-            // Stats: a walk now counts this week and month, in any zone.
-            let now = Date().timeIntervalSince1970
-            let recorded = try await client.record(owner, WalkLogFixtures.loop(time: now - 3_600))
+            // Stats: a recent walk counts this week and month, in any zone. An hour ago, unless
+            // a week or month began since in one of the zones: then a minute after the latest
+            // such start (a walk an hour ago would be last week's there).
+            let starts = try client.sql(
+                """
+                SELECT extract(epoch FROM max(start)) FROM unnest(ARRAY['Asia/Seoul', 'America/Los_Angeles', 'UTC']) AS zone,
+                    LATERAL (VALUES (date_trunc('week', now() AT TIME ZONE zone) AT TIME ZONE zone),
+                                    (date_trunc('month', now() AT TIME ZONE zone) AT TIME ZONE zone)) AS s(start)
+                """
+            )
+            let latestStart = try XCTUnwrap(Double(try XCTUnwrap(starts[0][0])))
+            let walked = max(Date().timeIntervalSince1970 - 3_600, latestStart + 60)
+            let recorded = try await client.record(owner, WalkLogFixtures.loop(time: walked))
             let fresh = ["Min-Log-Position": recorded.header("Log-Position")!]
             for tz in ["Asia/Seoul", "America/Los_Angeles", "UTC"] {
                 let stats = try await client.send(.get, "/v1/me/walk-stats?tz=\(tz)", token: owner.token, headers: fresh)
