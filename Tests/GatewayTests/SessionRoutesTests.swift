@@ -7,6 +7,9 @@ import XCTest
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Sessions and devices (API.md): transfer codes, signing in on a new phone, listing and
 /// signing out sessions, device tokens belonging to sessions.
@@ -354,7 +357,7 @@ final class ServeProcess: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw XCTSkip("the sniffmeet executable is not built at \(binary); run `swift build` first")
         }
-        let server = ServeProcess(port: Int.random(in: 20_000..<60_000))
+        let server = ServeProcess(port: try freePort())
         server.process.executableURL = URL(fileURLWithPath: binary)
         server.process.arguments = ["serve", "--port", "\(server.port)"]
         var environment = ProcessInfo.processInfo.environment
@@ -371,6 +374,26 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     private init(port: Int) { self.port = port }
+
+    /// A port no socket holds now, as the kernel picks one for a socket bound to port 0 (a random
+    /// one could be a port another test's connection uses).
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.EMFILE) }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
 
     /// `kill -9`: no shutdown of any kind.
     func kill() {
