@@ -60,6 +60,17 @@ final class PushTests: XCTestCase {
     }
 
     /// Waits (≤ 20 s) until `condition` holds.
+    /// `GET /v1/admin/push`, asked again until its figures satisfy `done` (up to ten seconds;
+    /// the last answer either way).
+    static func pushStatus(_ client: GatewayFixture.Client, until done: ([String: Any]) -> Bool) async throws -> GatewayFixture.Reply {
+        var status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
+        for _ in 0..<200 where !done(status.json) {
+            try await Task.sleep(for: .milliseconds(50))
+            status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
+        }
+        return status
+    }
+
     static func eventually(_ what: String, _ condition: () -> Bool) async throws {
         let start = ContinuousClock.now
         while !condition() {
@@ -156,7 +167,8 @@ final class PushTests: XCTestCase {
             let expires = ISO8601DateFormatter.withFractionalSeconds.date(from: walk1Expires)!
             XCTAssertEqual(english.headers["apns-expiration"], String(Int(expires.timeIntervalSince1970)))
 
-            let status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
+            // Outcomes are recorded once APNs has answered: a moment after the double counted them.
+            let status = try await Self.pushStatus(client) { $0["delivered"] as? Int == 12 }
             XCTAssertEqual(status.status, 200, status.text)
             XCTAssertEqual(status.json["delivered"] as? Int, 12)
             XCTAssertEqual(status.json["configured"] as? Bool, true)
@@ -198,11 +210,10 @@ final class PushTests: XCTestCase {
             try await Self.eventually("the walk pushed with a new provider token") {
                 double.deliveries.filter { $0.deviceToken == anaDevice }.count == 2
             }
-            try await Task.sleep(for: .milliseconds(500))
+            let status = try await Self.pushStatus(client) { $0["failed"] as? Int == 1 && $0["delivered"] as? Int == 2 }
             XCTAssertEqual(double.statuses[410], 1, "a push went to the dropped token")
             XCTAssertTrue(double.refusals.contains("ExpiredProviderToken"))
             XCTAssertGreaterThanOrEqual(double.providerTokenCount, 2)
-            let status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
             XCTAssertEqual(status.json["failed"] as? Int, 1, status.text)
             // Ana's walk to Ben was not even enqueued: Ben's session has no device any more.
             XCTAssertEqual(status.json["dropped"] as? Int, 0, status.text)
@@ -223,11 +234,7 @@ final class PushTests: XCTestCase {
             double.answerAfter(.seconds(8))
             try await client.makeMates(ana, ben)  // Ben's mate_requested
 
-            var status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
-            for _ in 0..<200 where status.json["retrying"] as? Int != 1 {
-                try await Task.sleep(for: .milliseconds(50))
-                status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
-            }
+            var status = try await Self.pushStatus(client) { $0["retrying"] as? Int == 1 }
             XCTAssertEqual(status.json["retrying"] as? Int, 1, "the unanswered push was not given up at its deadline: \(status.text)")
             let reasons = (status.json["failure_reasons"] as? [[String: Any]])?.compactMap { $0["reason"] as? String }
             XCTAssertEqual(reasons, ["timeout"], status.text)
@@ -235,10 +242,7 @@ final class PushTests: XCTestCase {
             // APNs answers promptly again: the retry goes through.
             double.answerAfter(.zero)
             try await Self.eventually("the retried push answered") { double.deliveries.contains { $0.deviceToken == benDevice } }
-            for _ in 0..<100 where status.json["delivered"] as? Int != 1 {
-                try await Task.sleep(for: .milliseconds(50))
-                status = try await client.send(.get, "/v1/admin/push", token: "admin-secret")
-            }
+            status = try await Self.pushStatus(client) { $0["delivered"] as? Int == 1 }
             XCTAssertEqual(status.json["delivered"] as? Int, 1, status.text)
             XCTAssertEqual(status.json["retrying"] as? Int, 0, status.text)
         }
