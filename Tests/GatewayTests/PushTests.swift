@@ -59,7 +59,6 @@ final class PushTests: XCTestCase {
         XCTAssertEqual(reply.status, 204, reply.text)
     }
 
-    /// Waits (≤ 20 s) until `condition` holds.
     /// `GET /v1/admin/push`, asked again until its figures satisfy `done` (up to ten seconds;
     /// the last answer either way).
     static func pushStatus(_ client: GatewayFixture.Client, until done: ([String: Any]) -> Bool) async throws -> GatewayFixture.Reply {
@@ -71,6 +70,7 @@ final class PushTests: XCTestCase {
         return status
     }
 
+    /// Waits (≤ 20 s) until `condition` holds.
     static func eventually(_ what: String, _ condition: () -> Bool) async throws {
         let start = ContinuousClock.now
         while !condition() {
