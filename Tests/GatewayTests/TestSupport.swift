@@ -148,6 +148,21 @@ struct GatewayFixture {
             return status
         }
 
+        /// The process's LISTEN connections as the runtime login sees them in `pg_stat_activity`
+        /// (a listener waiting shows its `LISTEN` or its liveness check), once there is at least
+        /// one or five seconds passed.
+        func listeners() async throws -> Int {
+            let connection = try Connection(connectionString: runtimeURL)
+            let sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND (query LIKE 'LISTEN %' OR query = $1)"
+            var listening = 0
+            for _ in 0..<100 {
+                listening = try connection.execute(sql, [NotificationListener.checkSQL]).first!.int(0)
+                if listening > 0 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return listening
+        }
+
         /// Runs SQL on the app's database as its owner (test setup only: expiring tokens,
         /// counting events, forgetting a migration).
         func sql(_ text: String, _ parameters: [any PostgresEncodable] = []) throws -> [[String?]] {
