@@ -51,8 +51,14 @@ final class PoolTests: XCTestCase {
 
     func testAcquireTimesOutWhenThePoolIsExhausted() async throws {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("pool"), maxConnections: 1, acquireTimeout: .milliseconds(200))
-        let holder = Task { try await pool.withConnection { _ = try $0.execute("SELECT pg_sleep(1)") } }
-        try await Task.sleep(for: .milliseconds(100))
+        let counts = Counts()
+        let holder = Task {
+            try await pool.withConnection {
+                counts.running.add(1, ordering: .relaxed)
+                _ = try $0.execute("SELECT pg_sleep(1)")
+            }
+        }
+        try await eventually { counts.running.load(ordering: .relaxed) == 1 }
         do {
             _ = try await pool.withConnection { try $0.execute("SELECT 1").count }
             XCTFail("the only connection is busy: acquire must time out")
@@ -110,8 +116,15 @@ final class PoolTests: XCTestCase {
     func testWaitingWorkGivesUpAtItsTasksDeadline() async throws {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("deadline"), maxConnections: 1, acquireTimeout: .seconds(30))
         // The only connection is busy for a second and a half.
-        let busy = Task { try await pool.withConnection { try $0.execute("SELECT pg_sleep(1.5)").count } }
-        try await Task.sleep(for: .milliseconds(200))
+        let counts = Counts()
+        let busy = Task {
+            try await pool.withConnection { connection in
+                counts.running.add(1, ordering: .relaxed)
+                defer { counts.holderDone.store(true, ordering: .relaxed) }
+                return try connection.execute("SELECT pg_sleep(1.5)").count
+            }
+        }
+        try await eventually { counts.running.load(ordering: .relaxed) == 1 }
         let patient = Task { try await pool.withConnection { try $0.execute("SELECT 7").first!.int(0) } }
         let start = ContinuousClock.now
         let deadline = start + .milliseconds(200)
@@ -126,7 +139,7 @@ final class PoolTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(ContinuousClock.now, deadline)
             XCTAssertGreaterThan(waited, .milliseconds(150))
         }
-        XCTAssertLessThan(ContinuousClock.now - start, .seconds(1), "given up at the deadline, not when the connection came free")
+        XCTAssertFalse(counts.holderDone.load(ordering: .relaxed), "given up at the deadline, not when the connection came free")
         // A query (`run`) gives up the same way.
         do {
             _ = try await ConnectionPool.$deadline.withValue(.now + .milliseconds(100)) {
@@ -293,20 +306,24 @@ final class PoolTests: XCTestCase {
     func testCancelledAndClosedWaitsNeverRun() async throws {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("cancel"), maxConnections: 1, acquireTimeout: .seconds(30))
         let counts = Counts()
-        let holder = Task { try await pool.withConnection { _ = try $0.execute("SELECT pg_sleep(0.5)") } }
-        try await Task.sleep(for: .milliseconds(100))
+        let holder = Task {
+            try await pool.withConnection { connection in
+                counts.running.add(1, ordering: .relaxed)
+                defer { counts.holderDone.store(true, ordering: .relaxed) }
+                _ = try connection.execute("SELECT pg_sleep(1.5)")
+            }
+        }
+        try await eventually { counts.running.load(ordering: .relaxed) == 1 }
         let cancelled = Task { try await pool.withConnection { _ in counts.ran.wrappingAdd(1, ordering: .relaxed) } }
         let closed = Task { try await pool.withConnection { _ in counts.ran.wrappingAdd(1, ordering: .relaxed) } }
-        try await Task.sleep(for: .milliseconds(50))
-        XCTAssertEqual(pool.statistics.waiting, 2)
-        let started = ContinuousClock.now
+        try await eventually { pool.statistics.waiting == 2 }
         cancelled.cancel()
         do {
             try await cancelled.value
             XCTFail("cancelled waiting work must not run")
         } catch is CancellationError {
         }
-        XCTAssertLessThan(ContinuousClock.now - started, .milliseconds(300), "a cancelled wait ends before the connection frees up")
+        XCTAssertFalse(counts.holderDone.load(ordering: .relaxed), "a cancelled wait ends before the connection frees up")
         await pool.close()
         do {
             try await closed.value
@@ -323,8 +340,14 @@ final class PoolTests: XCTestCase {
     /// and a cancelled one never runs.
     func testWaitingQueriesSharePipelineAndKeepTheirOwnAnswers() async throws {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("pipelined"), maxConnections: 1, acquireTimeout: .seconds(30))
-        let holder = Task { try await pool.withConnection { _ = try $0.execute("SELECT pg_sleep(0.5)") } }
-        try await Task.sleep(for: .milliseconds(100))
+        let counts = Counts()
+        let holder = Task {
+            try await pool.withConnection {
+                counts.running.add(1, ordering: .relaxed)
+                _ = try $0.execute("SELECT pg_sleep(0.5)")
+            }
+        }
+        try await eventually { counts.running.load(ordering: .relaxed) == 1 }
         let failing = 6
         let query: @Sendable (Int) -> Query<(Int, String)> = { index in
             // 1 / 0 fails with division_by_zero (22012) on the server, after the batch was sent.
@@ -386,8 +409,7 @@ final class PoolTests: XCTestCase {
         let third = try await backend()
         XCTAssertEqual(third, first)
         await pool.close()
-        try await Task.sleep(for: .milliseconds(200))
-        XCTAssertEqual(pool.statistics.open, 0, "closed while looking: dropped")
+        try await eventually { pool.statistics.open == 0 }  // closed while looking: dropped
     }
 }
 
@@ -396,4 +418,19 @@ private final class Counts: Sendable {
     let running = Atomic<Int>(0)
     let mostAtOnce = Atomic<Int>(0)
     let ran = Atomic<Int>(0)
+    /// Set by work holding the only connection when it gives it back.
+    let holderDone = Atomic<Bool>(false)
+}
+
+/// Waits until `condition` holds, polling; fails after 10 s (a loaded machine may take a while to
+/// start the work a test waits for; a fixed sleep would guess how long).
+private func eventually(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            XCTFail("not within 10 s", file: file, line: line)
+            return
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
 }

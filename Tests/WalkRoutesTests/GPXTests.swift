@@ -61,9 +61,7 @@ final class GPXTests: XCTestCase {
             text += "<!ENTITY lol\(n) \"" + String(repeating: "&\(previous);", count: 10) + "\">\n"
         }
         text += "]>\n<gpx version=\"1.1\"><trk><name>&lol9;</name></trk></gpx>"
-        let started = ContinuousClock.now
         XCTAssertThrowsError(try parse(text)) { XCTAssertEqual($0 as? GPXRefusal, .doctype) }
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(1))
     }
 
     /// An external entity naming a file that, were it read, would make the parse fail differently
