@@ -51,20 +51,13 @@ final class PoolTests: XCTestCase {
 
     func testAcquireTimesOutWhenThePoolIsExhausted() async throws {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("pool"), maxConnections: 1, acquireTimeout: .milliseconds(200))
-        let counts = Counts()
-        let holder = Task {
-            try await pool.withConnection {
-                counts.running.add(1, ordering: .relaxed)
-                _ = try $0.execute("SELECT pg_sleep(1)")
-            }
-        }
-        try await eventually { counts.running.load(ordering: .relaxed) == 1 }
+        let holder = try await holdingTheOnlyConnection(of: pool, seconds: 1, Counts())
         do {
             _ = try await pool.withConnection { try $0.execute("SELECT 1").count }
             XCTFail("the only connection is busy: acquire must time out")
         } catch PostgresError.poolTimeout {
         }
-        try await holder.value
+        _ = try await holder.value
         let after = try await pool.withConnection { try $0.execute("SELECT 1").count }
         XCTAssertEqual(after, 1)
         await pool.close()
@@ -117,14 +110,7 @@ final class PoolTests: XCTestCase {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("deadline"), maxConnections: 1, acquireTimeout: .seconds(30))
         // The only connection is busy for a second and a half.
         let counts = Counts()
-        let busy = Task {
-            try await pool.withConnection { connection in
-                counts.running.add(1, ordering: .relaxed)
-                defer { counts.holderDone.store(true, ordering: .relaxed) }
-                return try connection.execute("SELECT pg_sleep(1.5)").count
-            }
-        }
-        try await eventually { counts.running.load(ordering: .relaxed) == 1 }
+        let busy = try await holdingTheOnlyConnection(of: pool, seconds: 1.5, counts)
         let patient = Task { try await pool.withConnection { try $0.execute("SELECT 7").first!.int(0) } }
         let start = ContinuousClock.now
         let deadline = start + .milliseconds(200)
@@ -306,14 +292,7 @@ final class PoolTests: XCTestCase {
     func testCancelledAndClosedWaitsNeverRun() async throws {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("cancel"), maxConnections: 1, acquireTimeout: .seconds(30))
         let counts = Counts()
-        let holder = Task {
-            try await pool.withConnection { connection in
-                counts.running.add(1, ordering: .relaxed)
-                defer { counts.holderDone.store(true, ordering: .relaxed) }
-                _ = try connection.execute("SELECT pg_sleep(1.5)")
-            }
-        }
-        try await eventually { counts.running.load(ordering: .relaxed) == 1 }
+        let holder = try await holdingTheOnlyConnection(of: pool, seconds: 1.5, counts)
         let cancelled = Task { try await pool.withConnection { _ in counts.ran.wrappingAdd(1, ordering: .relaxed) } }
         let closed = Task { try await pool.withConnection { _ in counts.ran.wrappingAdd(1, ordering: .relaxed) } }
         try await eventually { pool.statistics.waiting == 2 }
@@ -330,7 +309,7 @@ final class PoolTests: XCTestCase {
             XCTFail("closing the pool must fail the waiting work")
         } catch PostgresError.poolClosed {
         }
-        try await holder.value
+        _ = try await holder.value
         XCTAssertEqual(counts.ran.load(ordering: .relaxed), 0)
     }
 
@@ -340,14 +319,7 @@ final class PoolTests: XCTestCase {
     /// and a cancelled one never runs.
     func testWaitingQueriesSharePipelineAndKeepTheirOwnAnswers() async throws {
         let pool = ConnectionPool(connectionString: try TestDatabase.create("pipelined"), maxConnections: 1, acquireTimeout: .seconds(30))
-        let counts = Counts()
-        let holder = Task {
-            try await pool.withConnection {
-                counts.running.add(1, ordering: .relaxed)
-                _ = try $0.execute("SELECT pg_sleep(0.5)")
-            }
-        }
-        try await eventually { counts.running.load(ordering: .relaxed) == 1 }
+        let holder = try await holdingTheOnlyConnection(of: pool, seconds: 0.5, Counts())
         let failing = 6
         let query: @Sendable (Int) -> Query<(Int, String)> = { index in
             // 1 / 0 fails with division_by_zero (22012) on the server, after the batch was sent.
@@ -364,7 +336,7 @@ final class PoolTests: XCTestCase {
         let cancelled = Task { try await pool.run(query(99)) }
         while pool.statistics.waiting < 13 { try await Task.sleep(for: .milliseconds(2)) }
         cancelled.cancel()
-        try await holder.value
+        _ = try await holder.value
 
         var stamps: [Int: String] = [:]
         for (index, task) in tasks.enumerated() {
@@ -420,6 +392,21 @@ private final class Counts: Sendable {
     let ran = Atomic<Int>(0)
     /// Set by work holding the only connection when it gives it back.
     let holderDone = Atomic<Bool>(false)
+}
+
+/// Work holding `pool`'s only connection for `seconds` (`counts.running` once it holds it,
+/// `counts.holderDone` once it gave it back; its value is `pg_sleep`'s one row), returned once it
+/// holds the connection.
+private func holdingTheOnlyConnection(of pool: ConnectionPool, seconds: Double, _ counts: Counts) async throws -> Task<Int, any Error> {
+    let holder = Task {
+        try await pool.withConnection { connection in
+            counts.running.add(1, ordering: .relaxed)
+            defer { counts.holderDone.store(true, ordering: .relaxed) }
+            return try connection.execute("SELECT pg_sleep(\(seconds))").count
+        }
+    }
+    try await eventually { counts.running.load(ordering: .relaxed) == 1 }
+    return holder
 }
 
 /// Waits until `condition` holds, polling; fails after 10 s (a loaded machine may take a while to
