@@ -16,13 +16,13 @@ public enum Simplification {
     /// of a route simplifies it: past `workBudget` distance computations per point, the segments
     /// still open keep every point at least `tolerance` from the last kept one (linear).
     public static func douglasPeucker(_ coordinates: [Coordinate], tolerance: Double = defaultTolerance) -> [Coordinate] {
-        var distances = 0
-        return douglasPeucker(coordinates, tolerance: tolerance, distances: &distances)
+        var work = 0
+        return douglasPeucker(coordinates, tolerance: tolerance, work: &work)
     }
 
-    /// `douglasPeucker(_:tolerance:)`, counting into `distances` every distance it computes (what
-    /// the work budget bounds; tests hold a crafted route to it).
-    static func douglasPeucker(_ coordinates: [Coordinate], tolerance: Double, distances: inout Int) -> [Coordinate] {
+    /// `douglasPeucker(_:tolerance:)`, counting in `work` (from zero) every distance it computes:
+    /// what the work budget bounds, and what tests hold a crafted route to.
+    static func douglasPeucker(_ coordinates: [Coordinate], tolerance: Double, work: inout Int) -> [Coordinate] {
         guard coordinates.count > 2 else { return coordinates }
         let rad = Double.pi / 180
         let midLatitude = (coordinates.map(\.latitude).min()! + coordinates.map(\.latitude).max()!) / 2
@@ -36,7 +36,6 @@ public enum Simplification {
         keep[0] = true
         keep[coordinates.count - 1] = true
         var stack = [(0, coordinates.count - 1)]
-        var work = 0
         let budget = Self.workBudget * coordinates.count
         while let (start, end) = stack.popLast() {
             guard end > start + 1 else { continue }
@@ -47,12 +46,10 @@ public enum Simplification {
                     keep[i] = true
                     last = i
                 }
-                distances += end - start - 1
                 continue
             }
             var farthest = start
             var farthestDistance = -1.0
-            distances += end - start - 1
             for i in (start + 1)..<end {
                 let d = segmentDistance(xs[i], ys[i], xs[start], ys[start], xs[end], ys[end])
                 if d > farthestDistance {

@@ -91,12 +91,4 @@ final class NotificationListenerTests: XCTestCase {
         listener.stop()
         try await eventually { confirmation.confirmedAt == nil }
     }
-
-    private func eventually(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return XCTFail("not within 5 s", file: file, line: line) }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
 }

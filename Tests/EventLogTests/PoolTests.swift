@@ -408,16 +408,3 @@ private func holdingTheOnlyConnection(of pool: ConnectionPool, seconds: Double, 
     try await eventually { counts.running.load(ordering: .relaxed) == 1 }
     return holder
 }
-
-/// Waits until `condition` holds, polling; fails after 10 s (a loaded machine may take a while to
-/// start the work a test waits for; a fixed sleep would guess how long).
-private func eventually(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            XCTFail("not within 10 s", file: file, line: line)
-            return
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
