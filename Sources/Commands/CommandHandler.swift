@@ -29,7 +29,10 @@ import UUIDText
 /// mate request's spent drop token). Only deleting an
 /// account, unsending a message and the caller's own `inSameTransaction` writes still run inside
 /// one explicit transaction.
-public struct CommandHandler: Sendable {
+///
+/// A class: requests, retries and closures pass it around, and each copy of the struct it was
+/// retained every field of it.
+public final class CommandHandler: Sendable {
     public let log: EventLog
     /// How long a walk request stays answerable.
     public let walkTTL: TimeInterval

@@ -17,19 +17,23 @@ public struct Decision: Sendable, Equatable {
     }
 
     /// Streams with their new events, in a fixed order (that of `SniffMeet.streams(for:loaded:)`).
-    public var appends: [Append]
+    public let appends: [Append]
+    /// All events in append order, each with its stream: the handler walks them five times per
+    /// command (evolve, seal, remember, answer), so they are flattened once.
+    public let events: [(stream: StreamName, event: Event)]
     /// Whether the presented drop token is now used up (any RequestMate that was not refused,
     /// including a repeat that changed nothing).
-    public var consumesDropToken: Bool
+    public let consumesDropToken: Bool
 
     public init(appends: [Append] = [], consumesDropToken: Bool = false) {
         self.appends = appends.filter { !$0.events.isEmpty }
+        self.events = self.appends.flatMap { append in append.events.map { (append.stream, $0) } }
         self.consumesDropToken = consumesDropToken
     }
 
-    /// All events in append order, each with its stream.
-    public var events: [(stream: StreamName, event: Event)] {
-        appends.flatMap { append in append.events.map { (append.stream, $0) } }
+    public static func == (lhs: Decision, rhs: Decision) -> Bool {
+        // `events` follows from `appends`.
+        lhs.appends == rhs.appends && lhs.consumesDropToken == rhs.consumesDropToken
     }
 
     /// The events for `stream` (empty if none).

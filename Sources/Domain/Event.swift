@@ -4,7 +4,10 @@ import Foundation
 ///
 /// One flat enum (rather than one per stream) so the log, projectors and replay tool handle a
 /// single type; each stream's `evolve` simply ignores events that are not its own.
-public enum Event: Equatable, Sendable {
+///
+/// Indirect, as `StreamState` is: events pass through decisions, seals, plans and projectors by
+/// value, and each copy of an inline payload retained every text in it.
+public indirect enum Event: Equatable, Sendable {
     // user-<uuid>
     case userRegistered(UserRegistered)
     case profileUpdated(ProfileUpdated)
