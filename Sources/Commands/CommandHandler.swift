@@ -30,8 +30,8 @@ import UUIDText
 /// account, unsending a message and the caller's own `inSameTransaction` writes still run inside
 /// one explicit transaction.
 ///
-/// A class: requests, retries and closures pass it around, and each copy of the struct it was
-/// retained every field of it.
+/// A class: requests, retries and closures pass it around, and each copy of it as a struct
+/// retained every one of its fields.
 public final class CommandHandler: Sendable {
     public let log: EventLog
     /// How long a walk request stays answerable.

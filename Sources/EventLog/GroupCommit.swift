@@ -65,8 +65,8 @@ public struct GroupAppendResult: Sendable {
 /// index, a deadlock with another process, a statement timeout) nothing of it committed and
 /// every append is run alone.
 final class GroupCommit: Sendable {
-    /// A class: a batch's appends go through several maps and zips on their way, and a copy of
-    /// this struct as it was retained each of its fields (3.6 % of a walk request's retains).
+    /// A class: a batch's appends go through several maps and zips on their way, and each copy
+    /// of it as a struct retained every one of its fields (3.6 % of a walk request's retains).
     private final class Waiting: Sendable {
         let plan: AppendPlan
         let reads: [String: Int64]
