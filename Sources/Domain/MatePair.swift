@@ -13,7 +13,7 @@ public struct MatePair: Hashable, Sendable {
 
     /// Builds the pair of `a` and `b` in canonical order.
     public init(_ a: UUID, _ b: UUID) {
-        if a.lowercasedString <= b.lowercasedString {
+        if a.textPrecedesOrEquals(b) {
             (lo, hi) = (a, b)
         } else {
             (lo, hi) = (b, a)

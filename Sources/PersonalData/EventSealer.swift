@@ -73,11 +73,14 @@ public struct EventSealer: Sendable {
             nonce: .fresh(),
             authenticating: Self.binding(event.typeName, owner)
         )
-        var out = [UInt8](event.encodedData(.clear))
-        // The clear part always has members (ids, times): replace its "}" with one more.
-        out.removeLast()
+        let sealed = box.combined!
+        var out: [UInt8] = []
+        // The clear part always has members (ids, times): its "}" gives way to one more.
+        let clear = event.encodedData(.clear)
+        out.reserveCapacity(clear.count + sealed.count * 4 / 3 + 96)
+        out.append(contentsOf: clear.dropLast())
         out.append(contentsOf: #","sealed":{"box":""#.utf8)
-        out.append(contentsOf: box.combined!.base64EncodedString().utf8)
+        out.append(contentsOf: sealed.base64EncodedData())
         out.append(contentsOf: #"","owner":""#.utf8)
         owner.appendLowercase(to: &out)
         out.append(contentsOf: #""}}"#.utf8)

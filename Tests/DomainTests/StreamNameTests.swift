@@ -17,6 +17,30 @@ final class StreamNameTests: XCTestCase {
         XCTAssertEqual(StreamName.walk(walk1).description, StreamName.walk(walk1).rawValue)
     }
 
+    /// Names are made byte by byte and pairs ordered by the ids' bytes: both must agree with the
+    /// text forms they stand for, for any ids (random ones, and ones equal up to their last byte).
+    func testNamesAndPairOrderAgreeWithTheTextForms() {
+        var ids = (0..<200).map { _ in UUID() }
+        let base = UUID().uuid
+        for last in [UInt8(0), 1, 0x7f, 0x80, 0xff] {
+            var bytes = base
+            bytes.15 = last
+            ids.append(UUID(uuid: bytes))
+        }
+        for (a, b) in zip(ids, ids.shuffled()) {
+            let (lo, hi) = a.uuidString.lowercased() <= b.uuidString.lowercased() ? (a, b) : (b, a)
+            let pair = MatePair(a, b)
+            XCTAssertEqual([pair.lo, pair.hi], [lo, hi])
+            let text = "\(lo.uuidString.lowercased())-\(hi.uuidString.lowercased())"
+            XCTAssertEqual(StreamName.mates(a, b).rawValue, "mates-" + text)
+            XCTAssertEqual(StreamName.chat(b, a).rawValue, "chat-" + text)
+            XCTAssertEqual(StreamName.user(a).rawValue, "user-" + a.uuidString.lowercased())
+            XCTAssertEqual(StreamName.walkLog(a).rawValue, "walklog-" + a.uuidString.lowercased())
+            XCTAssertEqual(StreamName(rawValue: StreamName.mates(a, b).rawValue), .mates(b, a))
+            XCTAssertEqual(StreamName(rawValue: StreamName.walk(a).rawValue)?.hashValue, StreamName.walk(a).hashValue)
+        }
+    }
+
     func testParseKnowsTheKinds() throws {
         XCTAssertEqual(StreamName(rawValue: "walk-e0000000-0000-4000-8000-000000000001")?.kind, .walk)
         XCTAssertEqual(StreamName(rawValue: "nickname-rex")?.kind, .nickname)
