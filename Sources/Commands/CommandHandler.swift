@@ -246,9 +246,11 @@ public final class CommandHandler: Sendable {
             // The answer's cards: the users the command is about, read in the append's transaction
             // after the version this process knows (almost always nothing to read).
             var cards: [StreamName: (state: StreamState, version: Int64)] = [:]
-            for user in Self.answerUsers(command, states) where states[.user(user)] == nil {
-                let known = cache.entry(.user(user))
-                cards[.user(user)] = (known?.state ?? SniffMeet.initialState(of: .user(user)), known?.version ?? 0)
+            for user in Self.answerUsers(command, states) {
+                let stream = StreamName.user(user)
+                guard states[stream] == nil else { continue }
+                let known = cache.entry(stream)
+                cards[stream] = (known?.state ?? SniffMeet.initialState(of: stream), known?.version ?? 0)
             }
             let result: GroupAppendResult
             let appending: [NewEvent]

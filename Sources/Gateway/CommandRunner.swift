@@ -76,16 +76,18 @@ struct CommandRunner: Sendable {
     /// depend on how far the read models are). Pass the command's `outcome.states` as `known`:
     /// they hold the streams its answer shows, so nothing is loaded twice.
     func cards(_ users: [UUID], known: [StreamName: StreamState]) async throws -> [UUID: CardJSON] {
-        let missing = users.filter { known[.user($0)] == nil }
+        // Each user's stream name made once (a name is an allocation and a hash).
+        let streams = users.map(StreamName.user)
+        let missing = streams.filter { known[$0] == nil }
         var states = known
         if !missing.isEmpty {
             let handler = self.handler
-            let loaded = try await gate.admitted { try await handler.states(of: missing.map(StreamName.user)) }
+            let loaded = try await gate.admitted { try await handler.states(of: missing) }
             states.merge(loaded) { old, _ in old }
         }
         var cards: [UUID: CardJSON] = [:]
-        for user in users {
-            guard let profile = states[.user(user)]?.user?.profile else { throw CommandRefusal(.notFound) }
+        for (user, stream) in zip(users, streams) {
+            guard let profile = states[stream]?.user?.profile else { throw CommandRefusal(.notFound) }
             cards[user] = CardJSON(userID: user, profile: profile)
         }
         return cards
