@@ -235,6 +235,23 @@ extension Array: PostgresEncodable where Element: PostgresEncodable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    // Arrays arrive here as `any PostgresEncodable`, unspecialized: every element's
+    // `appendBinaryElement` went through witness tables and generic metadata. The element types
+    // the log and the projectors send are specialized, and the generic body checks for them first.
+    @_specialize(where Element == String)
+    @_specialize(where Element == Int64)
+    @_specialize(where Element == Int)
+    @_specialize(where Element == UUID)
+    @_specialize(where Element == JSONB)
+    @_specialize(where Element == Bool)
+    @_specialize(where Element == Double)
+    @_specialize(where Element == Date)
+    @_specialize(where Element == Data)
+    @_specialize(where Element == String?)
+    @_specialize(where Element == Int64?)
+    @_specialize(where Element == UUID?)
+    @_specialize(where Element == Double?)
+    @_specialize(where Element == Date?)
     public func binaryArray(of elementType: UInt32) -> BinaryArray? {
         guard Element.binaryType == elementType else { return nil }
         var array = BinaryArray(elementType: elementType, count: count)
