@@ -237,7 +237,9 @@ public final class CommandHandler: Sendable {
                 unchanged.conflicts = conflicts
                 return unchanged
             }
+            // Moved out rather than copied: `loaded.states` is not read again on this attempt.
             var states = loaded.states
+            loaded.states = [:]
             var versions = loaded.versions
             for (stream, event) in decision.events {
                 states[stream] = SniffMeet.evolve(states[stream]!, event)

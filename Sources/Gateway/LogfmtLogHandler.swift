@@ -14,22 +14,41 @@ import Logging
 public struct LogfmtLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
-    public var metadataProvider: Logger.MetadataProvider?
-    private let label: String
-    private let output: @Sendable ([UInt8], Logger.Level) -> Void
+    public var metadataProvider: Logger.MetadataProvider? {
+        get { fixed.metadataProvider }
+        set { fixed = Fixed(label: fixed.label, metadataProvider: newValue, output: fixed.output) }
+    }
+    /// What never changes from copy to copy, behind one reference: the handler is then three
+    /// words, which an existential holds inline. A request's logger is copied and given its
+    /// request id; with the label, provider and output stored inline that copy boxed the whole
+    /// handler anew each time.
+    private var fixed: Fixed
+
+    private final class Fixed: Sendable {
+        let label: String
+        let metadataProvider: Logger.MetadataProvider?
+        let output: @Sendable ([UInt8], Logger.Level) -> Void
+
+        init(label: String, metadataProvider: Logger.MetadataProvider?, output: @escaping @Sendable ([UInt8], Logger.Level) -> Void) {
+            self.label = label
+            self.metadataProvider = metadataProvider
+            self.output = output
+        }
+    }
+
+    private var label: String { fixed.label }
+    private var output: @Sendable ([UInt8], Logger.Level) -> Void { fixed.output }
 
     /// A handler writing to standard error.
     public init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
-        self.label = label
-        self.metadataProvider = metadataProvider
-        self.output = { line, level in StandardErrorLog.shared.write(line, level: level) }
+        self.fixed = Fixed(label: label, metadataProvider: metadataProvider) { line, level in
+            StandardErrorLog.shared.write(line, level: level)
+        }
     }
 
     /// A handler handing each finished line (with its newline) to `output`.
     public init(label: String, metadataProvider: Logger.MetadataProvider? = nil, output: @escaping @Sendable ([UInt8]) -> Void) {
-        self.label = label
-        self.metadataProvider = metadataProvider
-        self.output = { line, _ in output(line) }
+        self.fixed = Fixed(label: label, metadataProvider: metadataProvider) { line, _ in output(line) }
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -55,15 +74,31 @@ public struct LogfmtLogHandler: LogHandler {
     /// rendered, after this handler's own metadata (a key in both: `pairs`' value): the request
     /// log's line, once per request. `log(event:)` is handed a `Logger.Metadata` dictionary to
     /// build, merge, sort and render; that was most of the request log's 8 % of a
-    /// `GET /v1/me/mates`'s server CPU (`perf record`). The line is the same.
+    /// `GET /v1/me/mates`'s server CPU (`perf record`). The two lists are merged as the line is
+    /// written. The line is the same.
     func log(level: Logger.Level, message: String, orderedPairs pairs: [(key: String, value: String)]) {
         guard level >= logLevel else { return }
         var own: [(key: String, value: String)] = []
-        own.reserveCapacity(metadata.count)
-        appendOwnMetadata(to: &own)
-        // The handler's metadata is a pair or two (the request id): sorted, then merged in.
-        let merged = Self.merge(Self.ordered(own), pairs)
-        output(Self.line(date: Date(), level: level, label: label, message: message, pairs: merged), level)
+        if !metadata.isEmpty || metadataProvider != nil {
+            own.reserveCapacity(metadata.count)
+            appendOwnMetadata(to: &own)
+            // The handler's metadata is a pair or two (the request id).
+            if own.count > 1 { own = Self.ordered(own) }
+        }
+        var line = Self.lineStart(date: Date(), level: level, label: label, message: message)
+        var next = 0
+        for index in pairs.indices {
+            let key = pairs[index].key.utf8
+            while next < own.count, !key.lexicographicallyPrecedes(own[next].key.utf8) {
+                // The same key: `pairs`' value, once.
+                if !key.elementsEqual(own[next].key.utf8) { Self.appendPair(own[next].key, own[next].value, to: &line) }
+                next += 1
+            }
+            Self.appendPair(pairs[index].key, pairs[index].value, to: &line)
+        }
+        for index in own.indices[next...] { Self.appendPair(own[index].key, own[index].value, to: &line) }
+        line.append(UInt8(ascii: "\n"))
+        output(line, level)
     }
 
     /// The handler's metadata, then the provider's (rendered), in that order.
@@ -99,31 +134,6 @@ public struct LogfmtLogHandler: LogHandler {
         return result
     }
 
-    /// Two key-ordered lists as one; a key in both keeps `later`'s value.
-    static func merge(_ earlier: [(key: String, value: String)], _ later: [(key: String, value: String)]) -> [(key: String, value: String)]
-    {
-        guard !earlier.isEmpty else { return later }
-        var result: [(key: String, value: String)] = []
-        result.reserveCapacity(earlier.count + later.count)
-        var (i, j) = (0, 0)
-        while i < earlier.count, j < later.count {
-            let (a, b) = (earlier[i].key.utf8, later[j].key.utf8)
-            if a.elementsEqual(b) {
-                // The same key: `later`'s value, once.
-                i += 1
-            } else if a.lexicographicallyPrecedes(b) {
-                result.append(earlier[i])
-                i += 1
-            } else {
-                result.append(later[j])
-                j += 1
-            }
-        }
-        result.append(contentsOf: earlier[i...])
-        result.append(contentsOf: later[j...])
-        return result
-    }
-
     /// One line from `pairs` already in key order, each key once.
     private static func line(
         date: Date,
@@ -132,6 +142,14 @@ public struct LogfmtLogHandler: LogHandler {
         message: String,
         pairs: [(key: String, value: String)]
     ) -> [UInt8] {
+        var line = lineStart(date: date, level: level, label: label, message: message)
+        for index in pairs.indices { appendPair(pairs[index].key, pairs[index].value, to: &line) }
+        line.append(UInt8(ascii: "\n"))
+        return line
+    }
+
+    /// Time, level, label and message: the start of every line.
+    private static func lineStart(date: Date, level: Logger.Level, label: String, message: String) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(256)
         Timestamp.appendUTF8(date, to: &line)
@@ -141,14 +159,15 @@ public struct LogfmtLogHandler: LogHandler {
         appendValue(label, to: &line)
         line.append(UInt8(ascii: " "))
         appendValue(message, to: &line)
-        for (key, value) in pairs {
-            line.append(UInt8(ascii: " "))
-            appendValue(key, to: &line)
-            line.append(UInt8(ascii: "="))
-            appendValue(value, to: &line)
-        }
-        line.append(UInt8(ascii: "\n"))
         return line
+    }
+
+    /// ` key=value`.
+    private static func appendPair(_ key: String, _ value: String, to line: inout [UInt8]) {
+        line.append(UInt8(ascii: " "))
+        appendValue(key, to: &line)
+        line.append(UInt8(ascii: "="))
+        appendValue(value, to: &line)
     }
 
     /// `text` as is when it is a plain word, else quoted and escaped: a value can never break the

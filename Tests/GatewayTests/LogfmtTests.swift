@@ -77,14 +77,21 @@ final class LogfmtTests: XCTestCase {
         handler[metadataKey: "request_id"] = "abc"
         handler[metadataKey: "method"] = "stale"
         handler[metadataKey: "zone"] = "z"
+        handler[metadataKey: "app"] = "a"
         handler.log(level: .debug, message: "request", orderedPairs: [("method", "GET")])
         handler.log(level: .info, message: "request", orderedPairs: [("method", "GET"), ("ms", "1.934"), ("status", "200")])
         let written = lines.all.withLock { $0 }
         XCTAssertEqual(written.count, 1, "\(written)")
         XCTAssertTrue(
-            written[0].hasSuffix(" info test request method=GET ms=1.934 provided=p request_id=abc status=200 zone=z\n"),
+            written[0].hasSuffix(" info test request app=a method=GET ms=1.934 provided=p request_id=abc status=200 zone=z\n"),
             written[0]
         )
+    }
+
+    /// A request's logger is copied and given its request id: a handler of three words is held
+    /// inline by the logger's existential instead of in a box of its own made for each copy.
+    func testTheHandlerFitsAnExistentialsInlineBuffer() {
+        XCTAssertLessThanOrEqual(MemoryLayout<LogfmtLogHandler>.size, 3 * MemoryLayout<Int>.size)
     }
 
     func testRequestDurationsAreMillisecondsToTheMicrosecond() {
