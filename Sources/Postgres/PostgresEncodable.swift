@@ -101,6 +101,16 @@ public struct BinaryArray: Sendable {
         }
     }
 
+    /// A text element given as its UTF-8 bytes, after `prefix`.
+    public mutating func appendElement(utf8 data: Data, prefix: UInt8? = nil) {
+        data.withUnsafeBytes { raw in
+            append(Int32(raw.count + (prefix == nil ? 0 : 1)))
+            if let prefix { bytes.append(prefix) }
+            bytes.append(contentsOf: raw)
+            if let base = raw.baseAddress, !raw.isEmpty, memchr(base, 0, raw.count) != nil { containsNUL = true }
+        }
+    }
+
     private mutating func append<Integer: FixedWidthInteger>(_ value: Integer) {
         withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
@@ -209,13 +219,19 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
 }
 
 /// JSON text sent as a `jsonb` parameter.
+///
+/// Kept as the bytes it is made from: events' data and metadata arrive as `Data`, and a batch's
+/// insert copies them straight into its binary array (made into `String`s first, each was
+/// validated and copied once more, twice per event).
 public struct JSONB: PostgresEncodable, Hashable {
-    public var text: String
-    public init(_ text: String) { self.text = text }
-    public init(_ data: Data) { self.text = String(decoding: data, as: UTF8.self) }
+    /// The JSON text's UTF-8.
+    public var bytes: Data
+    public init(_ text: String) { self.bytes = Data(text.utf8) }
+    public init(_ data: Data) { self.bytes = data }
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
     public var postgresText: String? { text }
     public static var binaryType: UInt32? { 3802 }  // jsonb: format version 1, then the text
-    public func appendBinaryElement(to array: inout BinaryArray) { array.appendElement(text: text, prefix: 1) }
+    public func appendBinaryElement(to array: inout BinaryArray) { array.appendElement(utf8: bytes, prefix: 1) }
 }
 
 /// A one-dimensional array parameter (`text[]`, `bigint[]`, `uuid[]`, `jsonb[]`, …).
