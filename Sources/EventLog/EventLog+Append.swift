@@ -82,6 +82,7 @@ extension EventLog {
     }
 
     /// The ids of the first `count` events of a command.
+    ///
     /// The i-th is derived from the command id's 16 bytes and i as 4 big-endian bytes, hashed
     /// from the stack (a command derives its ids twice; arrays for them were about 2 % of a walk
     /// request's allocations).
