@@ -13,7 +13,9 @@ public struct MatePair: Hashable, Sendable {
 
     /// Builds the pair of `a` and `b` in canonical order.
     public init(_ a: UUID, _ b: UUID) {
-        if a.textPrecedesOrEquals(b) {
+        // Foundation orders UUIDs by their bytes, which is the order of their lowercase text
+        // (hex digits keep it, the dashes stand at the same places), without making the text.
+        if a <= b {
             (lo, hi) = (a, b)
         } else {
             (lo, hi) = (b, a)

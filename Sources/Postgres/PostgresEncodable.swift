@@ -93,22 +93,19 @@ public struct BinaryArray: Sendable {
     /// A text element, after `prefix` (`jsonb`'s format version).
     public mutating func appendElement(text: String, prefix: UInt8? = nil) {
         var text = text
-        text.withUTF8 { utf8 in
-            append(Int32(utf8.count + (prefix == nil ? 0 : 1)))
-            if let prefix { bytes.append(prefix) }
-            bytes.append(contentsOf: utf8)
-            if let base = utf8.baseAddress, !utf8.isEmpty, memchr(base, 0, utf8.count) != nil { containsNUL = true }
-        }
+        text.withUTF8 { appendElement(utf8: UnsafeRawBufferPointer($0), prefix: prefix) }
     }
 
     /// A text element given as its UTF-8 bytes, after `prefix`.
     public mutating func appendElement(utf8 data: Data, prefix: UInt8? = nil) {
-        data.withUnsafeBytes { raw in
-            append(Int32(raw.count + (prefix == nil ? 0 : 1)))
-            if let prefix { bytes.append(prefix) }
-            bytes.append(contentsOf: raw)
-            if let base = raw.baseAddress, !raw.isEmpty, memchr(base, 0, raw.count) != nil { containsNUL = true }
-        }
+        data.withUnsafeBytes { appendElement(utf8: $0, prefix: prefix) }
+    }
+
+    private mutating func appendElement(utf8: UnsafeRawBufferPointer, prefix: UInt8?) {
+        append(Int32(utf8.count + (prefix == nil ? 0 : 1)))
+        if let prefix { bytes.append(prefix) }
+        bytes.append(contentsOf: utf8)
+        if let base = utf8.baseAddress, !utf8.isEmpty, memchr(base, 0, utf8.count) != nil { containsNUL = true }
     }
 
     private mutating func append<Integer: FixedWidthInteger>(_ value: Integer) {

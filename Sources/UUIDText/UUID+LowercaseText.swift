@@ -81,18 +81,6 @@ extension UUID {
         self.init(uuid: uuid)
     }
 
-    /// Whether this id's canonical text sorts before or equal to `other`'s: the same as the
-    /// order of their bytes (hex digits keep it, the dashes stand at the same places), so no
-    /// text is made.
-    public func textPrecedesOrEquals(_ other: UUID) -> Bool {
-        withUnsafeBytes(of: uuid) { mine in
-            withUnsafeBytes(of: other.uuid) { theirs in
-                for index in 0..<16 where mine[index] != theirs[index] { return mine[index] < theirs[index] }
-                return true
-            }
-        }
-    }
-
     private static func hexDigit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
