@@ -51,6 +51,8 @@ public final class CommandHandler: Sendable {
     /// The drop tokens this process issued and has not seen spent: a mate request presenting one
     /// is decided without reading it first.
     let issuedDropTokens = IssuedDropTokens()
+    /// Hot streams' commands, one at a time once one of them conflicted (straight path).
+    let turns = StreamTurns()
 
     public init(
         log: EventLog,
@@ -185,6 +187,9 @@ public final class CommandHandler: Sendable {
         var conflicts = 0
         var lastConflicted = false
         var fresh = FreshMessageKeys()
+        // The stream this command waited its turn for, if it conflicted on one or found others waiting.
+        var turn: StreamName?
+        defer { if let turn { turns.leave(turn) } }
         while attempts < maxAttempts || (lastConflicted && ContinuousClock.now < conflictDeadline) {
             attempts += 1
             lastConflicted = false
@@ -207,6 +212,14 @@ public final class CommandHandler: Sendable {
                 }
                 if let replay = read.1 { return replay }
                 (loaded, fromCache, lookForReplay, command) = (read.0, false, false, read.2)
+            }
+            // Others wait for a stream this command touches: it waits in line too, then decides on
+            // what the one before it left in the cache.
+            if turn == nil, let held = turns.held(among: loaded.versions.keys) {
+                await turns.enter(held)
+                (turn, trustCache) = (held, true)
+                attempts -= 1
+                continue
             }
             let decision: Decision
             switch Result(catching: { () throws(DomainError) -> Decision in
@@ -293,9 +306,16 @@ public final class CommandHandler: Sendable {
                 trustCache = false
                 lastConflicted = true
                 conflicts += 1
-                // Concurrent losers on one stream would otherwise all come back in the same batch
-                // again: a short random pause spreads them out.
-                if conflicts > 1 { try await Task.sleep(for: .microseconds(Int.random(in: 0...(100 * min(conflicts, 20))))) }
+                if turn == nil, let name = loaded.versions.keys.first(where: { sealer.storedName($0) == stream }) {
+                    // Its turn on the stream comes once those before it appended: no conflict then,
+                    // but for another process's appends.
+                    await turns.enter(name)
+                    (turn, trustCache) = (name, true)
+                } else if conflicts > 1 {
+                    // Concurrent losers would otherwise all come back in the same batch again: a
+                    // short random pause spreads them out.
+                    try await Task.sleep(for: .microseconds(Int.random(in: 0...(100 * min(conflicts, 20)))))
+                }
                 continue
             } catch let error as PostgresError where error.isOutcomeUnknown {
                 // Maybe committed, maybe not: run again with the command id; a replay finds the
