@@ -33,14 +33,14 @@ public struct GuardedTable: Hashable, Sendable {
     /// Its number of columns.
     public let columns: Int
 
-    /// `columns`: each column's name, the element type of the array it is sent as, and the SQL
-    /// that makes the column's value out of the element `r.<name>` (nil: the element as it is).
-    public init(_ table: String, columns: [(name: String, type: String, value: String?)]) {
+    /// `columns`: each column's name and the element type of the array it is sent as (the
+    /// column's own type: values go in as they are sent).
+    public init(_ table: String, columns: [(name: String, type: String)]) {
         let names = columns.map(\.name).joined(separator: ", ")
         let arrays = (["$1::uuid[]"] + columns.enumerated().map { "$\($0.offset + 2)::\($0.element.type)[]" })
         sql = """
             INSERT INTO \(table) (\(names))
-            SELECT \(columns.map { $0.value ?? "r.\($0.name)" }.joined(separator: ", "))
+            SELECT \(columns.map { "r.\($0.name)" }.joined(separator: ", "))
             FROM unnest(\(arrays.joined(separator: ", "))) AS r(appended, \(names))
             WHERE \(GuardedTable.rowAppendedHere)
             """

@@ -101,7 +101,7 @@ public struct SessionStore: Sendable {
     /// The sessions' table as sign-ups write it.
     private static let openingTable = GuardedTable(
         "sessions",
-        columns: [("session_id", "uuid", nil), ("token_hash", "bytea", nil), ("user_id", "uuid", nil)]
+        columns: [("session_id", "uuid"), ("token_hash", "bytea"), ("user_id", "uuid")]
     )
 
     /// The caller a bearer token belongs to, or `nil`.

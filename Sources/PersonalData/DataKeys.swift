@@ -85,7 +85,7 @@ public final class DataKeys: Sendable {
                 try connection.execute(
                     """
                     INSERT INTO data_keys (user_id, sealed_key)
-                    SELECT user_id, decode(key, 'hex') FROM unnest($1::uuid[], $2::text[]) AS x(user_id, key)
+                    SELECT user_id, key FROM unnest($1::uuid[], $2::bytea[]) AS x(user_id, key)
                     ON CONFLICT (user_id) DO NOTHING
                     """,
                     [users, sealed]
@@ -138,13 +138,14 @@ public final class DataKeys: Sendable {
     /// `user_registered` (`eventID`), and only then (`GuardedRow`): a refused sign-up leaves no
     /// key. A user's id is made fresh at sign-up, so no row can be there yet.
     public func storing(_ key: SymmetricKey, of user: UUID, withEvent eventID: UUID) -> GuardedRow {
-        GuardedRow(Self.table, appended: eventID, values: [user, sealedHex(key, of: user)])
+        // Sealing with a fresh random nonce cannot fail.
+        GuardedRow(Self.table, appended: eventID, values: [user, try! seal(key, of: user)])
     }
 
     /// The keys' table as sign-ups write it.
     private static let table = GuardedTable(
         "data_keys",
-        columns: [("user_id", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
+        columns: [("user_id", "uuid"), ("sealed_key", "bytea")]
     )
 
     /// Caches the key of `user` once the append that stored it committed.
@@ -181,18 +182,19 @@ public final class DataKeys: Sendable {
     /// `key` as `data_keys.sealed_key` holds it (hex), for loaders that make keys themselves.
     public func sealedHex(_ key: SymmetricKey, of user: UUID) -> String {
         // Sealing with a fresh random nonce cannot fail.
-        try! seal(key, of: user)
+        Hex.string(try! seal(key, of: user))
     }
 
-    /// The key sealed under the wrapping key, bound to its user, as hex.
-    private func seal(_ key: SymmetricKey, of user: UUID) throws -> String {
+    /// The key sealed under the wrapping key, bound to its user: nonce, sealed key and tag, as
+    /// the column's bytes.
+    private func seal(_ key: SymmetricKey, of user: UUID) throws -> Data {
         let box = try AES.GCM.seal(
             key.withUnsafeBytes { Data($0) },
             using: wrapping,
             nonce: .fresh(),
             authenticating: Data(user.lowercasedString.utf8)
         )
-        return Hex.string(box.combined!)
+        return box.combined!
     }
 
     private func open(_ hex: String, of user: UUID) throws -> SymmetricKey {

@@ -43,7 +43,7 @@ public final class MessageKeys: Sendable {
             let senders = try dataKeys.entries(for: Set(absent.compactMap { messages[$0] }), creating: true, on: connection)
             var ids: [UUID] = []
             var owners: [UUID] = []
-            var sealed: [String] = []
+            var sealed: [Data] = []
             for message in absent {
                 guard let sender = messages[message] else { continue }
                 guard case .key(let senderKey) = senders[sender] else { throw PersonalDataError.erased(sender) }
@@ -55,7 +55,7 @@ public final class MessageKeys: Sendable {
             try connection.execute(
                 """
                 INSERT INTO message_keys (message_id, sender, sealed_key)
-                SELECT m, s, decode(k, 'hex') FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS x(m, s, k)
+                SELECT m, s, k FROM unnest($1::uuid[], $2::uuid[], $3::bytea[]) AS x(m, s, k)
                 ON CONFLICT (message_id) DO NOTHING
                 """,
                 [ids, owners, sealed]
@@ -84,7 +84,7 @@ public final class MessageKeys: Sendable {
     /// The message keys' table as sends write it.
     private static let table = GuardedTable(
         "message_keys",
-        columns: [("message_id", "uuid", nil), ("sender", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
+        columns: [("message_id", "uuid"), ("sender", "uuid"), ("sealed_key", "bytea")]
     )
 
     /// Caches the key of `message` once the append that stored it committed.
@@ -159,10 +159,10 @@ public final class MessageKeys: Sendable {
         cache.withLock { cache in cache.filter { if case .erased = $0 { true } else { false } } }
     }
 
-    /// The key sealed under the sender's key, bound to its message, as hex.
-    private static func seal(_ key: SymmetricKey, of message: UUID, under senderKey: SymmetricKey) throws -> String {
-        let box = try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: senderKey, nonce: .fresh(), authenticating: binding(message))
-        return Hex.string(box.combined!)
+    /// The key sealed under the sender's key, bound to its message: nonce, sealed key and tag,
+    /// as the column's bytes.
+    private static func seal(_ key: SymmetricKey, of message: UUID, under senderKey: SymmetricKey) throws -> Data {
+        try AES.GCM.seal(key.withUnsafeBytes { Data($0) }, using: senderKey, nonce: .fresh(), authenticating: binding(message)).combined!
     }
 
     private static func open(_ hex: String, of message: UUID, under senderKey: SymmetricKey) throws -> SymmetricKey {

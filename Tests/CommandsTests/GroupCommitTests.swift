@@ -244,13 +244,13 @@ final class GroupCommitTests: XCTestCase {
         let log = handler.log
         let messageKeys = GuardedTable(
             "message_keys",
-            columns: [("message_id", "uuid", nil), ("sender", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
+            columns: [("message_id", "uuid"), ("sender", "uuid"), ("sealed_key", "bytea")]
         )
         let dataKeys = GuardedTable(
             "data_keys",
-            columns: [("user_id", "uuid", nil), ("sealed_key", "text", "decode(r.sealed_key, 'hex')")]
+            columns: [("user_id", "uuid"), ("sealed_key", "bytea")]
         )
-        let sealed = String(repeating: "ab", count: 60)
+        let sealed = Data(repeating: 0xab, count: 60)
         let outcomes = try await Self.raceOnOneStream(log) { stream, commandID, marker in
             let eventID = EventLog.eventIDs(commandID: commandID, count: 1)[0]
             return AppendRequest(
