@@ -1,7 +1,7 @@
 import Domain
 import Synchronization
 
-/// Commands of this process that write one hot stream, taken one at a time.
+/// Commands of this process on one hot stream, taken one at a time.
 ///
 /// Appends to one stream are conditioned on its version, so of many concurrent commands on it
 /// one wins each round trip and the rest conflict, read the stream again and retry: with n of
