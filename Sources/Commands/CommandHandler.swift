@@ -248,6 +248,7 @@ public final class CommandHandler: Sendable {
                 }
                 var unchanged = CommandOutcome(events: [], position: nil, states: loaded.states, replayed: false)
                 unchanged.conflicts = conflicts
+                unchanged.waitedTurn = turn != nil
                 return unchanged
             }
             // Moved out rather than copied: `loaded.states` is not read again on this attempt.
@@ -343,6 +344,7 @@ public final class CommandHandler: Sendable {
             var outcome = CommandOutcome(events: decision.events, position: result.appended.last, states: states, replayed: false)
             outcome.versions = versions
             outcome.conflicts = conflicts
+            outcome.waitedTurn = turn != nil
             return outcome
         }
         if let unknownOutcome { throw unknownOutcome }

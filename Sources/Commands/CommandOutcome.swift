@@ -15,4 +15,6 @@ public struct CommandOutcome: Sendable {
     public var versions: [StreamName: Int64] = [:]
     /// Version conflicts the command met and ran again past (a hot stream shows here).
     public var conflicts = 0
+    /// The command waited for its turn on a hot stream (`StreamTurns`).
+    public var waitedTurn = false
 }

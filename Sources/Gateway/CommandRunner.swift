@@ -61,6 +61,7 @@ struct CommandRunner: Sendable {
         }
         if !outcome.replayed && !outcome.events.isEmpty { metrics.recordAppends(command: name, events: outcome.events.count) }
         if outcome.conflicts > 0 { metrics.recordConflicts(command: name, count: outcome.conflicts) }
+        if outcome.waitedTurn { metrics.recordTurnWait(command: name) }
         return outcome
     }
 

@@ -70,6 +70,12 @@ public final class GatewayMetrics: Sendable {
         registry.makeCounter(name: "sniffmeet_command_conflicts_total", labels: [("command", command)]).increment(by: Int64(count))
     }
 
+    /// Counts the commands of this process that waited for their turn on a hot stream
+    /// (`StreamTurns`): after a conflict there, or because others were waiting for it.
+    func recordTurnWait(command: String) {
+        registry.makeCounter(name: "sniffmeet_command_turn_waits_total", labels: [("command", command)]).increment()
+    }
+
     /// Updates the projector gauges (called at scrape time).
     func recordProjector(_ status: ProjectorStatus) {
         registry.makeGauge(name: "sniffmeet_projector_checkpoint_position", labels: [("projector", status.name)])

@@ -44,11 +44,19 @@ final class ChatHotConversationTests: XCTestCase {
             // without another conflict (`StreamTurns`): about one conflict per send (29 in a run),
             // where retrying alone cost 237.
             let metrics = try await client.send(.get, "/metrics").text
-            let line = metrics.split(separator: "\n").first { $0.hasPrefix(#"sniffmeet_command_conflicts_total{command="SendMessage"}"#) }
-            let conflicts = try XCTUnwrap(line.flatMap { Int($0.split(separator: " ").last ?? "") }, metrics)
+            let conflicts = try XCTUnwrap(Self.counter("sniffmeet_command_conflicts_total", in: metrics), metrics)
             XCTAssertGreaterThan(conflicts, 0)
             XCTAssertLessThanOrEqual(conflicts, 30, "a send conflicts about once, then waits its turn")
+            let waits = try XCTUnwrap(Self.counter("sniffmeet_command_turn_waits_total", in: metrics), metrics)
+            XCTAssertGreaterThan(waits, 0, "sends waited their turn")
+            XCTAssertLessThan(waits, 30, "the first send never waits")
         }
+    }
+
+    /// The value of the SendMessage series of the counter `name` on the `/metrics` page.
+    private static func counter(_ name: String, in metrics: String) -> Int? {
+        let series = name + #"{command="SendMessage"} "#
+        return metrics.split(separator: "\n").first { $0.hasPrefix(series) }.flatMap { Int($0.dropFirst(series.count)) }
     }
 
     func testARefusedSendLeavesNoMessageKey() async throws {
