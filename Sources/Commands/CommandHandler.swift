@@ -270,10 +270,10 @@ public final class CommandHandler: Sendable {
             }
             let result: GroupAppendResult
             let appending: [NewEvent]
+            let stored = storedVersions(loaded.versions)
             do {
                 let events = decision.events.map(\.event)
                 let keys = try await sealer.keys(for: events, pool: log.pool, fresh: &fresh)
-                let stored = storedVersions(loaded.versions)
                 appending = try newEvents(decision, command: command, metadata: metadata, readVersions: stored, keys: keys)
                 let eventIDs = EventLog.eventIDs(commandID: metadata.commandID, events: appending)
                 var guarded: [GuardedRow] = []
@@ -307,7 +307,7 @@ public final class CommandHandler: Sendable {
                 trustCache = false
                 lastConflicted = true
                 conflicts += 1
-                if turn == nil, let name = loaded.versions.keys.first(where: { sealer.storedName($0) == stream }) {
+                if turn == nil, let name = stored.names.first(where: { $0.value == stream })?.key {
                     // Its turn on the stream comes once those before it appended: no conflict then,
                     // but for another process's appends.
                     await turns.enter(name)

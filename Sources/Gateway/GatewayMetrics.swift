@@ -27,6 +27,8 @@ public final class GatewayMetrics: Sendable {
     /// twice per request, for series that are a handful per route.
     private let requestSeries = SeriesCache<RequestSeries, (requests: Counter, latency: DurationHistogram)>()
     private let appendSeries = SeriesCache<String, Counter>()
+    private let conflictSeries = SeriesCache<String, Counter>()
+    private let turnWaitSeries = SeriesCache<String, Counter>()
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -67,13 +69,17 @@ public final class GatewayMetrics: Sendable {
     /// when the command completes; a command refused after a conflict is not): a stream many
     /// write at once (one conversation, one walk) shows here before it shows as `503`s.
     func recordConflicts(command: String, count: Int) {
-        registry.makeCounter(name: "sniffmeet_command_conflicts_total", labels: [("command", command)]).increment(by: Int64(count))
+        conflictSeries.series(command) {
+            registry.makeCounter(name: "sniffmeet_command_conflicts_total", labels: [("command", command)])
+        }.increment(by: Int64(count))
     }
 
     /// Counts the commands of this process that waited for their turn on a hot stream
     /// (`StreamTurns`): after a conflict there, or because others were waiting for it.
     func recordTurnWait(command: String) {
-        registry.makeCounter(name: "sniffmeet_command_turn_waits_total", labels: [("command", command)]).increment()
+        turnWaitSeries.series(command) {
+            registry.makeCounter(name: "sniffmeet_command_turn_waits_total", labels: [("command", command)])
+        }.increment()
     }
 
     /// Updates the projector gauges (called at scrape time).
