@@ -475,7 +475,16 @@ public final class CommandHandler: Sendable {
         var conflicted = ""
         var conflicts = 0
         var unknownOutcome: PostgresError?
+        // As on the straight path: after a conflict, or while others wait for a stream it names,
+        // the command takes its turn on that stream (an unsend in a busy conversation).
+        let named = SniffMeet.streams(for: command, loaded: [:])
+        var turn: StreamName?
+        defer { if let turn { turns.leave(turn) } }
         for _ in 0..<maxAttempts {
+            if turn == nil, let held = turns.held(among: named) {
+                await turns.enter(held)
+                turn = held
+            }
             do {
                 let now = clock()
                 let ttl = walkTTL
@@ -560,10 +569,17 @@ public final class CommandHandler: Sendable {
                     for (stream, version) in outcome.versions { cache.remember(stream, version: version, state: outcome.states[stream]!) }
                 }
                 outcome.conflicts = conflicts
+                outcome.waitedTurn = turn != nil
                 return outcome
             } catch EventLogError.versionConflict(let stream, _) {
                 conflicted = stream
                 conflicts += 1
+                if turn == nil, let name = named.first(where: { sealer.storedName($0) == stream }) {
+                    await turns.enter(name)
+                    turn = name
+                } else if conflicts > 1 {
+                    try await Task.sleep(for: .microseconds(Int.random(in: 0...(100 * min(conflicts, 20)))))
+                }
                 continue
             } catch EventLogError.alreadyAppended {
                 // A concurrent run of this command id won; the next attempt returns its result.

@@ -53,9 +53,84 @@ final class ChatHotConversationTests: XCTestCase {
         }
     }
 
+    /// Unsends (their own transaction: the message key goes with the event) into a conversation
+    /// that sends keep busy: each conflicts at most about once, then takes its turn on the
+    /// stream like the sends, and every one lands.
+    func testUnsendsAmidConcurrentSendsAllLand() async throws {
+        let fixture = try GatewayFixture("chat_hot_unsend")
+        try await fixture.run { client in
+            let ann = try await client.signUp("unsann")
+            let ben = try await client.signUp("unsben")
+            _ = try await client.makeMates(ann, ben)
+            var earlier: [(from: GatewayFixture.User, to: GatewayFixture.User, id: String)] = []
+            for index in 0..<8 {
+                for (from, to) in [(ann, ben), (ben, ann)] {
+                    let sent = try await client.send(
+                        .post,
+                        "/v1/chats/\(to.id)/messages",
+                        token: from.token,
+                        json: #"{"text": "early \#(index)"}"#
+                    )
+                    XCTAssertEqual(sent.status, 201, sent.text)
+                    earlier.append((from, to, try XCTUnwrap(sent.json["message_id"] as? String)))
+                }
+            }
+            let replies = try await withThrowingTaskGroup(of: (String, GatewayFixture.Reply).self) { group in
+                for message in earlier {
+                    group.addTask {
+                        (
+                            "unsend",
+                            try await client.send(.delete, "/v1/chats/\(message.to.id)/messages/\(message.id)", token: message.from.token)
+                        )
+                    }
+                }
+                for index in 0..<8 {
+                    for (from, to) in [(ann, ben), (ben, ann)] {
+                        group.addTask {
+                            (
+                                "send",
+                                try await client.send(
+                                    .post,
+                                    "/v1/chats/\(to.id)/messages",
+                                    token: from.token,
+                                    json: #"{"text": "late \#(index)"}"#
+                                )
+                            )
+                        }
+                    }
+                }
+                var all: [(String, GatewayFixture.Reply)] = []
+                for try await reply in group { all.append(reply) }
+                return all
+            }
+            let failed = replies.filter { $0.1.status != ($0.0 == "send" ? 201 : 200) }.map {
+                "\($0.0) \($0.1.status) \($0.1.code ?? "") \($0.1.text)"
+            }
+            XCTAssertEqual(failed, [], "every send and unsend lands")
+            // The sends' seq follow the 16 earlier messages without gaps; the stream holds 16 sends,
+            // 16 unsends and 16 sends, one version each.
+            let seqs = try replies.filter { $0.0 == "send" }.map { try XCTUnwrap($0.1.json["seq"] as? Int) }.sorted()
+            XCTAssertEqual(seqs, Array(17...32))
+            XCTAssertEqual(
+                try client.sql("SELECT count(*), max(stream_version) FROM events WHERE stream_id LIKE 'chat-%'"),
+                [["48", "48"]]
+            )
+            XCTAssertEqual(
+                try client.sql("SELECT count(*) FILTER (WHERE sealed_key IS NULL), count(*) FROM message_keys"),
+                [["16", "32"]],
+                "every unsent message's key destroyed, the late ones' kept"
+            )
+            let metrics = try await client.send(.get, "/metrics").text
+            let conflicts = Self.counter("sniffmeet_command_conflicts_total", in: metrics, command: "UnsendMessage") ?? 0
+            XCTAssertLessThanOrEqual(conflicts, 16, "an unsend conflicts about once, then waits its turn")
+            let waits = Self.counter("sniffmeet_command_turn_waits_total", in: metrics, command: "UnsendMessage") ?? 0
+            XCTAssertGreaterThan(waits, 0, "unsends waited their turn")
+        }
+    }
+
     /// The value of the SendMessage series of the counter `name` on the `/metrics` page.
-    private static func counter(_ name: String, in metrics: String) -> Int? {
-        let series = name + #"{command="SendMessage"} "#
+    private static func counter(_ name: String, in metrics: String, command: String = "SendMessage") -> Int? {
+        let series = name + #"{command=""# + command + #""} "#
         return metrics.split(separator: "\n").first { $0.hasPrefix(series) }.flatMap { Int($0.dropFirst(series.count)) }
     }
 
