@@ -1,8 +1,9 @@
-import Domain
 import Foundation
 import XCTest
 
-/// The messages of a conversation: a dictionary whose copies share most of it.
+@testable import Domain
+
+/// The messages of a conversation: dictionaries whose copies share most of them.
 final class ChatMessagesTests: XCTestCase {
     private func message(_ seq: Int) -> ChatState.Message {
         ChatState.Message(from: UUID(), to: UUID(), seq: seq, sentAt: Date(timeIntervalSince1970: Double(seq)))
@@ -63,5 +64,69 @@ final class ChatMessagesTests: XCTestCase {
             plain[id] = sent
         }
         XCTAssertEqual(built, ChatMessages(plain))
+    }
+
+    /// Thousands of sends, marks and removals in a seeded random order, checked against a plain
+    /// dictionary after each step, with copies taken along the way that must not move.
+    func testMatchesAPlainDictionaryThroughEveryMerge() {
+        var random = SplitMix(seed: 27)
+        var messages = ChatMessages()
+        var plain: [UUID: ChatState.Message] = [:]
+        var ids: [UUID] = []
+        var snapshots: [(ChatMessages, [UUID: ChatState.Message])] = []
+        for step in 1...5_000 {
+            switch random.next() % 10 {
+            case 0 where !ids.isEmpty:
+                let id = ids[Int(random.next() % UInt64(ids.count))]
+                messages[id]?.unsent = true
+                plain[id]?.unsent = true
+            case 1 where !ids.isEmpty:
+                let id = ids[Int(random.next() % UInt64(ids.count))]
+                messages[id] = nil
+                plain[id] = nil
+            default:
+                let id = UUID()
+                ids.append(id)
+                let sent = message(step)
+                messages[id] = sent
+                plain[id] = sent
+            }
+            let probe = ids[Int(random.next() % UInt64(ids.count))]
+            XCTAssertEqual(messages[probe], plain[probe], "step \(step)")
+            if step % 500 == 0 { snapshots.append((messages, plain)) }
+        }
+        XCTAssertEqual(messages, ChatMessages(plain))
+        XCTAssertEqual(messages.count, plain.count)
+        for (snapshot, expected) in snapshots {
+            XCTAssertEqual(snapshot, ChatMessages(expected))
+        }
+    }
+
+    /// The levels halve in size from the oldest up: a long conversation is held in about
+    /// log₂(n / 64) of them, so a send copies a few messages, not the conversation.
+    func testALongConversationIsHeldInLogarithmicallyManyLevels() {
+        var messages = ChatMessages()
+        var most = 0
+        for seq in 1...100_000 {
+            messages[UUID()] = message(seq)
+            most = max(most, messages.levelCount)
+        }
+        XCTAssertEqual(messages.count, 100_000)
+        // log₂(100,000 / 64) ≈ 10.6.
+        XCTAssertLessThanOrEqual(most, 12)
+        XCTAssertGreaterThan(most, 1)
+    }
+}
+
+/// A small seeded generator: the same sequence on every run.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
