@@ -66,22 +66,22 @@ final class ChatMessagesTests: XCTestCase {
         XCTAssertEqual(built, ChatMessages(plain))
     }
 
-    /// Thousands of sends, marks and removals in a seeded random order, checked against a plain
-    /// dictionary after each step, with copies taken along the way that must not move.
+    /// Thousands of sends, marks and removals in a scrambled (but fixed) order, checked against a
+    /// plain dictionary after each step, with copies taken along the way that must not move.
     func testMatchesAPlainDictionaryThroughEveryMerge() {
-        var random = SplitMix(seed: 27)
         var messages = ChatMessages()
         var plain: [UUID: ChatState.Message] = [:]
         var ids: [UUID] = []
         var snapshots: [(ChatMessages, [UUID: ChatState.Message])] = []
         for step in 1...5_000 {
-            switch random.next() % 10 {
+            // Multiplying by primes scrambles which operation and which message each step takes.
+            switch step * 37 % 10 {
             case 0 where !ids.isEmpty:
-                let id = ids[Int(random.next() % UInt64(ids.count))]
+                let id = ids[step * 7_919 % ids.count]
                 messages[id]?.unsent = true
                 plain[id]?.unsent = true
             case 1 where !ids.isEmpty:
-                let id = ids[Int(random.next() % UInt64(ids.count))]
+                let id = ids[step * 6_007 % ids.count]
                 messages[id] = nil
                 plain[id] = nil
             default:
@@ -91,7 +91,7 @@ final class ChatMessagesTests: XCTestCase {
                 messages[id] = sent
                 plain[id] = sent
             }
-            let probe = ids[Int(random.next() % UInt64(ids.count))]
+            let probe = ids[step * 104_729 % ids.count]
             XCTAssertEqual(messages[probe], plain[probe], "step \(step)")
             if step % 500 == 0 { snapshots.append((messages, plain)) }
         }
@@ -115,18 +115,5 @@ final class ChatMessagesTests: XCTestCase {
         // log₂(100,000 / 64) ≈ 10.6.
         XCTAssertLessThanOrEqual(most, 12)
         XCTAssertGreaterThan(most, 1)
-    }
-}
-
-/// A small seeded generator: the same sequence on every run.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
