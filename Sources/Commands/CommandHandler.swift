@@ -215,8 +215,7 @@ public final class CommandHandler: Sendable {
             }
             // Others wait for a stream this command touches: it waits in line too, then decides on
             // what the one before it left in the cache.
-            if turn == nil, let held = turns.held(among: loaded.versions.keys) {
-                await turns.enter(held)
+            if turn == nil, let held = await turns.enterIfHeld(among: loaded.versions.keys) {
                 (turn, trustCache) = (held, true)
                 attempts -= 1
                 continue
@@ -307,16 +306,14 @@ public final class CommandHandler: Sendable {
                 trustCache = false
                 lastConflicted = true
                 conflicts += 1
-                if turn == nil, let name = stored.names.first(where: { $0.value == stream })?.key {
-                    // Its turn on the stream comes once those before it appended: no conflict then,
-                    // but for another process's appends.
-                    await turns.enter(name)
-                    (turn, trustCache) = (name, true)
-                } else if conflicts > 1 {
-                    // Concurrent losers would otherwise all come back in the same batch again: a
-                    // short random pause spreads them out.
-                    try await Task.sleep(for: .microseconds(Int.random(in: 0...(100 * min(conflicts, 20)))))
-                }
+                let held = turn
+                turn = try await afterConflict(
+                    on: stored.names.first(where: { $0.value == stream })?.key,
+                    holding: turn,
+                    conflicts: conflicts
+                )
+                // In its turn it decides on what the one before it left in the cache.
+                if turn != held { trustCache = true }
                 continue
             } catch let error as PostgresError where error.isOutcomeUnknown {
                 // Maybe committed, maybe not: run again with the command id; a replay finds the
@@ -481,10 +478,7 @@ public final class CommandHandler: Sendable {
         var turn: StreamName?
         defer { if let turn { turns.leave(turn) } }
         for _ in 0..<maxAttempts {
-            if turn == nil, let held = turns.held(among: named) {
-                await turns.enter(held)
-                turn = held
-            }
+            if turn == nil { turn = await turns.enterIfHeld(among: named) }
             do {
                 let now = clock()
                 let ttl = walkTTL
@@ -574,12 +568,11 @@ public final class CommandHandler: Sendable {
             } catch EventLogError.versionConflict(let stream, _) {
                 conflicted = stream
                 conflicts += 1
-                if turn == nil, let name = named.first(where: { sealer.storedName($0) == stream }) {
-                    await turns.enter(name)
-                    turn = name
-                } else if conflicts > 1 {
-                    try await Task.sleep(for: .microseconds(Int.random(in: 0...(100 * min(conflicts, 20)))))
-                }
+                turn = try await afterConflict(
+                    on: named.first(where: { sealer.storedName($0) == stream }),
+                    holding: turn,
+                    conflicts: conflicts
+                )
                 continue
             } catch EventLogError.alreadyAppended {
                 // A concurrent run of this command id won; the next attempt returns its result.
@@ -593,6 +586,20 @@ public final class CommandHandler: Sendable {
         }
         if let unknownOutcome { throw unknownOutcome }
         throw CommandError.tooManyConflicts(stream: conflicted)
+    }
+
+    /// After a version conflict on `stream` (nil when it is none the command names): a command
+    /// that holds no turn waits for its turn there, and holds it (returned). Its turn comes once
+    /// those before it appended: no conflict then, but for another process's appends. One that
+    /// conflicts again pauses briefly at random, or concurrent losers would all come back in the
+    /// same batch again.
+    private func afterConflict(on stream: StreamName?, holding turn: StreamName?, conflicts: Int) async throws -> StreamName? {
+        if turn == nil, let stream {
+            await turns.enter(stream)
+            return stream
+        }
+        if conflicts > 1 { try await Task.sleep(for: .microseconds(Int.random(in: 0...(100 * min(conflicts, 20))))) }
+        return turn
     }
 
     /// The first result of a command id that already appended, or nil.

@@ -30,6 +30,14 @@ final class StreamTurns: Sendable {
         return lines.withLock { lines in streams.first { lines[$0] != nil } }
     }
 
+    /// Waits in line for a stream among `streams` that someone holds, if any, and returns it,
+    /// held; nil (at once) when nobody holds any of them. The caller must `leave` it.
+    func enterIfHeld(among streams: some Sequence<StreamName>) async -> StreamName? {
+        guard let stream = held(among: streams) else { return nil }
+        await enter(stream)
+        return stream
+    }
+
     /// How many wait for `stream`, its holder not counted.
     func waiting(for stream: StreamName) -> Int {
         lines.withLock { $0[stream]?.waiting.count ?? 0 }

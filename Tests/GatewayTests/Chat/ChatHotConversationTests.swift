@@ -6,11 +6,7 @@ import XCTest
 /// with a 5xx or an undocumented code. And a refused send writes no message key.
 final class ChatHotConversationTests: XCTestCase {
     func testThirtyConcurrentSendsFromBothMatesAllLandWithGapFreeSeq() async throws {
-        let fixture = try GatewayFixture("chat_hot")
-        try await fixture.run { client in
-            let ann = try await client.signUp("hotann")
-            let ben = try await client.signUp("hotben")
-            _ = try await client.makeMates(ann, ben)
+        try await withMates("chat_hot", "hotann", "hotben") { client, ann, ben in
             let replies = try await withThrowingTaskGroup(of: GatewayFixture.Reply.self) { group in
                 // 15 each: within the per-user message burst (20).
                 for index in 0..<15 {
@@ -57,11 +53,7 @@ final class ChatHotConversationTests: XCTestCase {
     /// that sends keep busy: each conflicts at most about once, then takes its turn on the
     /// stream like the sends, and every one lands.
     func testUnsendsAmidConcurrentSendsAllLand() async throws {
-        let fixture = try GatewayFixture("chat_hot_unsend")
-        try await fixture.run { client in
-            let ann = try await client.signUp("unsann")
-            let ben = try await client.signUp("unsben")
-            _ = try await client.makeMates(ann, ben)
+        try await withMates("chat_hot_unsend", "unsann", "unsben") { client, ann, ben in
             var earlier: [(from: GatewayFixture.User, to: GatewayFixture.User, id: String)] = []
             for index in 0..<8 {
                 for (from, to) in [(ann, ben), (ben, ann)] {
@@ -125,6 +117,20 @@ final class ChatHotConversationTests: XCTestCase {
             XCTAssertLessThanOrEqual(conflicts, 16, "an unsend conflicts about once, then waits its turn")
             let waits = Self.counter("sniffmeet_command_turn_waits_total", in: metrics, command: "UnsendMessage") ?? 0
             XCTAssertGreaterThan(waits, 0, "unsends waited their turn")
+        }
+    }
+
+    /// Runs `body` on a fresh gateway (database `name`) where two users just became mates.
+    private func withMates(
+        _ name: String,
+        _ first: String,
+        _ second: String,
+        _ body: @escaping @Sendable (GatewayFixture.Client, GatewayFixture.User, GatewayFixture.User) async throws -> Void
+    ) async throws {
+        try await GatewayFixture(name).run { client in
+            let (one, other) = (try await client.signUp(first), try await client.signUp(second))
+            _ = try await client.makeMates(one, other)
+            try await body(client, one, other)
         }
     }
 
